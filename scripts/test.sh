@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every check kplane has: formatting, vet, staticcheck and the race-enabled
+# tests of every Go module in the repository. Exits non-zero on any failure.
+# Set KPLANE_SHORT=1 to pass -short (skips the long stress tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+short=()
+[ "${KPLANE_SHORT:-}" = 1 ] && short=(-short)
+
+# Every module in the repo: the root, bench/ and test/compat/.
+modules=(.)
+for m in bench test/compat; do
+	[ -f "$m/go.mod" ] && modules+=("$m")
+done
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+for m in "${modules[@]}"; do
+	echo "== module $m: go vet"
+	(cd "$m" && go vet ./...)
+	echo "== module $m: staticcheck"
+	(cd "$m" && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...)
+	echo "== module $m: go test -race"
+	(cd "$m" && go test -race -timeout 20m "${short[@]}" ./...)
+done
+echo "== all checks passed"
