@@ -1,0 +1,26 @@
+// Package client is a REST client for Kubernetes-compatible API servers,
+// kplane's own and any real cluster's.
+//
+// A Client (New) holds the connection settings: server address, TLS, bearer
+// token, user agent, and an optional client-side rate limit. LoadKubeconfig
+// builds those settings from kubeconfig files the way kubectl reads them.
+//
+// ResourceClient is a generic, typed client for one resource, built from a
+// Resource descriptor: NewResource(c, Pods) reads and writes *corev1.Pod
+// values, and NewResource(c, Resource[*T]{...}) does the same for any other
+// type. It speaks the API's JSON wire protocol exactly as client-go does:
+// the same paths, query parameters, content types and request bodies.
+//
+// Guarantees:
+//   - A Client and its ResourceClients are safe for concurrent use.
+//   - Every failure the server reports comes back as an *apierrors.StatusError,
+//     so apierrors.IsNotFound, IsConflict, IsInvalid, IsGone and the other
+//     predicates work on the returned error; a response that is not a
+//     metav1.Status becomes a StatusError derived from the HTTP status code.
+//   - ResourceClient satisfies cache.ListerWatcher. A Watch delivers the
+//     server's events in order; ERROR events carry the server's *metav1.Status.
+//     Stop is idempotent, closes the response body and the event channel, and
+//     returns only after the goroutine reading the stream has exited.
+//   - The rate limit (Config.QPS) applies to every request except watches,
+//     which are long-lived; it is off by default.
+package client
