@@ -1,0 +1,75 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// One embedded etcd serves every test of the package; each test works
+// under its own prefix.
+var (
+	sharedOnce sync.Once
+	shared     *Embedded
+	sharedErr  error
+	prefixSeq  atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		if err := shared.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close embedded etcd:", err)
+			code = 1
+		}
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// sharedEtcd returns the package's embedded etcd, starting it on first use.
+func sharedEtcd(t testing.TB) *Embedded {
+	t.Helper()
+	sharedOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kplane-etcd-test-")
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		shared, sharedErr = StartEmbedded(context.Background(), EmbeddedConfig{DataDir: dir, UnsafeNoFsync: true})
+	})
+	if sharedErr != nil {
+		t.Fatalf("start embedded etcd: %v", sharedErr)
+	}
+	return shared
+}
+
+// newTestBackend returns a Backend on the shared etcd under a fresh prefix.
+func newTestBackend(t testing.TB, cfg Config) *Backend {
+	t.Helper()
+	e := sharedEtcd(t)
+	cfg.Client = e.Client()
+	if cfg.Prefix == "" {
+		cfg.Prefix = fmt.Sprintf("/test-%d", prefixSeq.Add(1))
+	}
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return b
+}
