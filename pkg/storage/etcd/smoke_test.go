@@ -4,17 +4,17 @@ import (
 	"context"
 	"testing"
 
+	"encoding/json"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"encoding/json"
 
 	"github.com/kplane/kplane/pkg/storage"
 )
 
 type jsonCodec struct{}
 
-func (jsonCodec) Encode(obj runtime.Object) ([]byte, error) { return json.Marshal(obj) }
+func (jsonCodec) Encode(obj runtime.Object) ([]byte, error)     { return json.Marshal(obj) }
 func (jsonCodec) Decode(data []byte, into runtime.Object) error { return json.Unmarshal(data, into) }
 
 func TestSmoke(t *testing.T) {

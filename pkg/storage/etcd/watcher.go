@@ -336,4 +336,3 @@ func errorEvent(err error) storage.Event {
 	}
 	return storage.Event{Type: watch.Error, Object: status}
 }
-
