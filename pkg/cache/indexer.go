@@ -1,0 +1,462 @@
+package cache
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/btree"
+)
+
+// NamespaceIndex is the name of the index every Indexer has: it maps a
+// namespace to the objects in it.
+const NamespaceIndex = "namespace"
+
+// IndexFunc computes the index values of an object. It must be a pure
+// function of the object.
+type IndexFunc[T Object] func(obj T) ([]string, error)
+
+// Indexers names index functions.
+type Indexers[T Object] map[string]IndexFunc[T]
+
+// NamespaceIndexFunc indexes objects by namespace.
+func NamespaceIndexFunc[T Object](obj T) ([]string, error) {
+	return []string{obj.GetNamespace()}, nil
+}
+
+// IndexerConfig configures an Indexer.
+type IndexerConfig[T Object] struct {
+	// Indexers are extra named index functions. NamespaceIndex is always
+	// present and may not be redefined.
+	Indexers Indexers[T]
+}
+
+// btreeDegree trades the cost of a copy-on-write path copy (smaller nodes
+// copy less) against tree height.
+const btreeDegree = 8
+
+// entry is one stored object under its key.
+type entry[T Object] struct {
+	key string
+	obj T
+}
+
+func lessEntry[T Object](a, b entry[T]) bool { return a.key < b.key }
+
+// indexEntry records that the object under key has index value value.
+// An index is one ordered tree of these, so the keys of a value are a
+// contiguous range.
+type indexEntry struct {
+	value string
+	key   string
+}
+
+func lessIndexEntry(a, b indexEntry) bool {
+	if a.value != b.value {
+		return a.value < b.value
+	}
+	return a.key < b.key
+}
+
+// snapshot is an immutable view of the whole store. Its trees are clones
+// that are never written again, so any number of readers may walk them while
+// the writer goes on.
+type snapshot[T Object] struct {
+	items    *btree.BTreeG[entry[T]]
+	indices  map[string]*btree.BTreeG[indexEntry]
+	indexers Indexers[T]
+}
+
+// Indexer is a thread-safe store of objects keyed by ObjectKey, with named
+// indexes. It is safe for concurrent use.
+//
+// Writes (Add, Update, Delete, Replace, AddIndexers) are serialised by a
+// mutex; each publishes a new immutable snapshot built from persistent
+// (copy-on-write) B-trees, so the cost of a write is O(log n) whatever the
+// size of the store. Reads take no lock at all: they load the current
+// snapshot atomically and walk it, so readers never block the writer nor
+// each other, and every read sees one consistent state.
+//
+// Objects are shared: the Indexer stores and returns the very pointers it was
+// given. Callers must not mutate an object after passing it to the Indexer,
+// nor any object it returns; DeepCopy first.
+type Indexer[T Object] struct {
+	// mu serialises writers. Readers never take it.
+	mu sync.Mutex
+	// items and indices are the writer's trees, guarded by mu. After every
+	// write they are cloned into a new snapshot; cloning is O(1) and makes
+	// the next write copy the nodes it touches instead of changing the
+	// published ones.
+	items    *btree.BTreeG[entry[T]]
+	indices  map[string]*btree.BTreeG[indexEntry]
+	indexers Indexers[T] // guarded by mu; replaced, never mutated
+	// snap is the latest published snapshot.
+	snap atomic.Pointer[snapshot[T]]
+}
+
+// NewIndexer returns an empty Indexer.
+func NewIndexer[T Object](cfg IndexerConfig[T]) (*Indexer[T], error) {
+	idx := &Indexer[T]{
+		items:    btree.NewG(btreeDegree, lessEntry[T]),
+		indices:  map[string]*btree.BTreeG[indexEntry]{},
+		indexers: Indexers[T]{NamespaceIndex: NamespaceIndexFunc[T]},
+	}
+	idx.indices[NamespaceIndex] = btree.NewG(btreeDegree, lessIndexEntry)
+	if err := idx.AddIndexers(cfg.Indexers); err != nil {
+		return nil, err
+	}
+	return idx, nil
+}
+
+// publishLocked publishes the writer's trees as the new snapshot.
+func (x *Indexer[T]) publishLocked() {
+	s := &snapshot[T]{
+		items:    x.items.Clone(),
+		indices:  make(map[string]*btree.BTreeG[indexEntry], len(x.indices)),
+		indexers: x.indexers,
+	}
+	for name, t := range x.indices {
+		s.indices[name] = t.Clone()
+	}
+	x.snap.Store(s)
+}
+
+// AddIndexers adds index functions and indexes the current content with them.
+// It fails, changing nothing, if a name is already in use or an index
+// function fails on a stored object.
+func (x *Indexer[T]) AddIndexers(indexers Indexers[T]) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(indexers) == 0 && x.snap.Load() != nil {
+		return nil
+	}
+	all := make(Indexers[T], len(x.indexers)+len(indexers))
+	for name, f := range x.indexers {
+		all[name] = f
+	}
+	built := map[string]*btree.BTreeG[indexEntry]{}
+	for name, f := range indexers {
+		if _, ok := all[name]; ok {
+			return fmt.Errorf("indexer %q already exists", name)
+		}
+		if f == nil {
+			return fmt.Errorf("indexer %q has a nil function", name)
+		}
+		all[name] = f
+		t := btree.NewG(btreeDegree, lessIndexEntry)
+		var err error
+		x.items.Ascend(func(e entry[T]) bool {
+			var values []string
+			values, err = f(e.obj)
+			if err != nil {
+				err = fmt.Errorf("index %q of %q: %w", name, e.key, err)
+				return false
+			}
+			for _, v := range values {
+				t.ReplaceOrInsert(indexEntry{value: v, key: e.key})
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		built[name] = t
+	}
+	for name, t := range built {
+		x.indices[name] = t
+	}
+	x.indexers = all
+	x.publishLocked()
+	return nil
+}
+
+// indexValues computes every index value of obj, so that a write either
+// applies fully or not at all.
+func (x *Indexer[T]) indexValuesLocked(key string, obj T) (map[string][]string, error) {
+	out := make(map[string][]string, len(x.indexers))
+	for name, f := range x.indexers {
+		v, err := f(obj)
+		if err != nil {
+			return nil, fmt.Errorf("index %q of %q: %w", name, key, err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// Add inserts or replaces obj. It fails, changing nothing, if obj has no key
+// or an index function fails.
+func (x *Indexer[T]) Add(obj T) error { return x.put(obj) }
+
+// Update is Add: it inserts or replaces obj.
+func (x *Indexer[T]) Update(obj T) error { return x.put(obj) }
+
+func (x *Indexer[T]) put(obj T) error {
+	if isNil(obj) {
+		return fmt.Errorf("nil object")
+	}
+	key, err := ObjectKey(obj)
+	if err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	values, err := x.indexValuesLocked(key, obj)
+	if err != nil {
+		return err
+	}
+	old, had := x.items.Get(entry[T]{key: key})
+	if had {
+		x.unindexLocked(key, old.obj)
+		key = old.key // share the existing key string
+	}
+	x.items.ReplaceOrInsert(entry[T]{key: key, obj: obj})
+	for name, vs := range values {
+		t := x.indices[name]
+		for _, v := range vs {
+			t.ReplaceOrInsert(indexEntry{value: v, key: key})
+		}
+	}
+	x.publishLocked()
+	return nil
+}
+
+// unindexLocked removes the index entries of old, stored under key. Index
+// functions are pure, so they yield what they yielded when old was stored.
+func (x *Indexer[T]) unindexLocked(key string, old T) {
+	for name, f := range x.indexers {
+		vs, err := f(old)
+		if err != nil {
+			continue // it did not fail when old was stored; nothing to undo
+		}
+		t := x.indices[name]
+		for _, v := range vs {
+			t.Delete(indexEntry{value: v, key: key})
+		}
+	}
+}
+
+// Delete removes the object with obj's key, if present.
+func (x *Indexer[T]) Delete(obj T) error {
+	if isNil(obj) {
+		return fmt.Errorf("nil object")
+	}
+	key, err := ObjectKey(obj)
+	if err != nil {
+		return err
+	}
+	return x.DeleteKey(key)
+}
+
+// DeleteKey removes the object under key, if present.
+func (x *Indexer[T]) DeleteKey(key string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	old, had := x.items.Delete(entry[T]{key: key})
+	if !had {
+		return nil
+	}
+	x.unindexLocked(key, old.obj)
+	x.publishLocked()
+	return nil
+}
+
+// Replace atomically swaps the whole content for list: readers see either
+// the old content or the new one. It fails, changing nothing, if an object
+// has no key or an index function fails.
+func (x *Indexer[T]) Replace(list []T) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	items := btree.NewG(btreeDegree, lessEntry[T])
+	indices := make(map[string]*btree.BTreeG[indexEntry], len(x.indexers))
+	for name := range x.indexers {
+		indices[name] = btree.NewG(btreeDegree, lessIndexEntry)
+	}
+	for _, obj := range list {
+		if isNil(obj) {
+			return fmt.Errorf("nil object in list")
+		}
+		key, err := ObjectKey(obj)
+		if err != nil {
+			return err
+		}
+		if old, had := items.ReplaceOrInsert(entry[T]{key: key, obj: obj}); had {
+			// A duplicate key: the last one wins, drop the earlier one's entries.
+			for name, f := range x.indexers {
+				vs, _ := f(old.obj)
+				for _, v := range vs {
+					indices[name].Delete(indexEntry{value: v, key: key})
+				}
+			}
+		}
+		values, err := x.indexValuesLocked(key, obj)
+		if err != nil {
+			return err
+		}
+		for name, vs := range values {
+			for _, v := range vs {
+				indices[name].ReplaceOrInsert(indexEntry{value: v, key: key})
+			}
+		}
+	}
+	x.items, x.indices = items, indices
+	x.publishLocked()
+	return nil
+}
+
+// load returns the current snapshot.
+func (x *Indexer[T]) load() *snapshot[T] { return x.snap.Load() }
+
+// GetByKey returns the object stored under key. It never blocks.
+func (x *Indexer[T]) GetByKey(key string) (T, bool) {
+	e, ok := x.load().items.Get(entry[T]{key: key})
+	return e.obj, ok
+}
+
+// Get returns the stored object with obj's key.
+func (x *Indexer[T]) Get(obj T) (T, bool, error) {
+	key, err := ObjectKey(obj)
+	if err != nil {
+		var zero T
+		return zero, false, err
+	}
+	got, ok := x.GetByKey(key)
+	return got, ok, nil
+}
+
+// Len returns the number of stored objects.
+func (x *Indexer[T]) Len() int { return x.load().items.Len() }
+
+// List returns every stored object, ordered by key, in a new slice. It never
+// blocks; the objects are shared and must not be mutated.
+func (x *Indexer[T]) List() []T {
+	s := x.load()
+	out := make([]T, 0, s.items.Len())
+	s.items.Ascend(func(e entry[T]) bool {
+		out = append(out, e.obj)
+		return true
+	})
+	return out
+}
+
+// ListKeys returns every key, sorted, in a new slice.
+func (x *Indexer[T]) ListKeys() []string {
+	s := x.load()
+	out := make([]string, 0, s.items.Len())
+	s.items.Ascend(func(e entry[T]) bool {
+		out = append(out, e.key)
+		return true
+	})
+	return out
+}
+
+// Range calls f for every stored object in key order until f returns false.
+// It walks one snapshot without copying it, so it is the cheapest way to
+// read everything; f must not mutate the objects.
+func (x *Indexer[T]) Range(f func(key string, obj T) bool) {
+	x.load().items.Ascend(func(e entry[T]) bool { return f(e.key, e.obj) })
+}
+
+// indexKeys calls f with every key indexed under value in the named index.
+func (s *snapshot[T]) indexKeys(name, value string, f func(key string) bool) error {
+	t, ok := s.indices[name]
+	if !ok {
+		return fmt.Errorf("index %q does not exist", name)
+	}
+	t.AscendGreaterOrEqual(indexEntry{value: value}, func(e indexEntry) bool {
+		if e.value != value {
+			return false
+		}
+		return f(e.key)
+	})
+	return nil
+}
+
+// ByIndex returns the objects whose named index contains value, ordered by
+// key.
+func (x *Indexer[T]) ByIndex(name, value string) ([]T, error) {
+	s := x.load()
+	var out []T
+	err := s.indexKeys(name, value, func(key string) bool {
+		if e, ok := s.items.Get(entry[T]{key: key}); ok {
+			out = append(out, e.obj)
+		}
+		return true
+	})
+	return out, err
+}
+
+// IndexKeys returns the keys of the objects whose named index contains
+// value, sorted.
+func (x *Indexer[T]) IndexKeys(name, value string) ([]string, error) {
+	var out []string
+	err := x.load().indexKeys(name, value, func(key string) bool {
+		out = append(out, key)
+		return true
+	})
+	return out, err
+}
+
+// Index returns the objects that share at least one value of the named index
+// with obj, ordered by key, each once.
+func (x *Indexer[T]) Index(name string, obj T) ([]T, error) {
+	s := x.load()
+	f, ok := s.indexers[name]
+	if !ok {
+		return nil, fmt.Errorf("index %q does not exist", name)
+	}
+	values, err := f(obj)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var keys []string
+	for _, v := range values {
+		if err := s.indexKeys(name, v, func(key string) bool {
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, key)
+			}
+			return true
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if len(values) > 1 {
+		sortStrings(keys)
+	}
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		if e, ok := s.items.Get(entry[T]{key: k}); ok {
+			out = append(out, e.obj)
+		}
+	}
+	return out, nil
+}
+
+// ListIndexFuncValues returns the distinct values of the named index, sorted.
+// It returns nil for an unknown index.
+func (x *Indexer[T]) ListIndexFuncValues(name string) []string {
+	t, ok := x.load().indices[name]
+	if !ok {
+		return nil
+	}
+	var out []string
+	next := indexEntry{}
+	for {
+		found := false
+		t.AscendGreaterOrEqual(next, func(e indexEntry) bool {
+			out = append(out, e.value)
+			found = true
+			return false
+		})
+		if !found {
+			return out
+		}
+		// The smallest value greater than the last one found: skip its keys.
+		next = indexEntry{value: out[len(out)-1] + "\x00"}
+	}
+}
+
+// Indexers returns the index functions in use. The map must not be modified.
+func (x *Indexer[T]) Indexers() Indexers[T] { return x.load().indexers }
