@@ -1,0 +1,537 @@
+package workqueue
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// itemFlags is the state of one item in the engine.
+type itemFlags uint8
+
+const (
+	// flagDirty: the item needs a processing pass that has not started yet.
+	// Never set together with flagWaiting.
+	flagDirty itemFlags = 1 << iota
+	// flagQueued: the item has a live entry in a ready level. Implies
+	// flagDirty and not flagProcessing.
+	flagQueued
+	// flagProcessing: a consumer got the item and has not called Done.
+	flagProcessing
+	// flagWaiting: the item is in the delay heap until its ready time.
+	// Never set together with flagDirty.
+	flagWaiting
+)
+
+// rec is the engine's record of one item. A record exists exactly while its
+// item is dirty, waiting or processing; it is then recycled.
+type rec[T comparable] struct {
+	key   T
+	flags itemFlags
+	// prio is the priority of the pending add; meaningful while dirty or
+	// waiting. Re-adds only ever raise it.
+	prio int
+	// seq stamps the record's live entry in a ready level: an entry whose
+	// stamp differs is stale (left behind by a priority raise) and skipped.
+	seq uint64
+	// readyAt, waitSeq and heapIdx are meaningful while waiting.
+	readyAt time.Time
+	waitSeq uint64
+	heapIdx int
+	// addedAt and startedAt feed the latency metrics; unused without them.
+	addedAt   time.Time
+	startedAt time.Time
+}
+
+// entry is a slot in a ready level's FIFO.
+type entry[T comparable] struct {
+	r   *rec[T]
+	seq uint64
+}
+
+// level is the FIFO of ready items of one priority.
+type level[T comparable] struct {
+	prio int
+	q    ring[entry[T]]
+}
+
+// waiter is a Get caller blocked until an item is handed to it.
+type waiter[T comparable] struct {
+	ch       chan struct{} // capacity 1: the hand-off never blocks the giver
+	item     T
+	prio     int
+	shutdown bool
+}
+
+// maxIdleLevels bounds how many empty priority levels are kept for reuse.
+const maxIdleLevels = 8
+
+// maxFreeRecs bounds the pool of recycled records.
+const maxFreeRecs = 1024
+
+// engine is the single implementation behind every queue type: a
+// deduplicating, priority-ordered FIFO with a processing set, a delay heap
+// and direct hand-off to blocked consumers. All state is guarded by mu.
+type engine[T comparable] struct {
+	mu sync.Mutex
+
+	// items holds a record for every item that is dirty, waiting or
+	// processing, and for nothing else.
+	items map[T]*rec[T]
+	// levels holds the ready items, one FIFO per priority, sorted by
+	// priority from highest to lowest. Entries may be stale (see rec.seq).
+	levels []*level[T]
+	// nready counts items with flagQueued: the live entries in levels.
+	nready int
+	// nprocessing counts items with flagProcessing.
+	nprocessing int
+	// waiters are the blocked Get callers, oldest first. Non-empty only
+	// while nready == 0: a newly ready item goes straight to a waiter.
+	waiters ring[*waiter[T]]
+	// delayed holds the items with flagWaiting, earliest ready time first.
+	delayed delayHeap[T]
+	// seq numbers level entries and delay heap entries; it only grows.
+	seq  uint64
+	free []*rec[T]
+
+	shuttingDown bool
+	shut         atomic.Bool // mirrors shuttingDown for lock-free reads
+	// drained is closed when a ShutDownWithDrain wait may end; nil when no
+	// one waits.
+	drained chan struct{}
+
+	clock         clock.Clock
+	metrics       *queueMetrics // nil without metrics
+	metricsPeriod time.Duration
+
+	// The timer goroutine starts on the first delayed add (or the first Get
+	// when metrics are on) and runs until shutdown.
+	loopStarted bool
+	kick        chan struct{} // capacity 1: "the earliest ready time changed"
+	stop        chan struct{} // closed on shutdown
+	wg          sync.WaitGroup
+
+	waiterPool sync.Pool
+}
+
+func (e *engine[T]) init(cfg Config) {
+	e.items = make(map[T]*rec[T])
+	e.clock = cfg.Clock
+	e.metrics = newQueueMetrics(cfg)
+	e.metricsPeriod = cfg.MetricsUpdatePeriod
+	e.kick = make(chan struct{}, 1)
+	e.stop = make(chan struct{})
+	e.waiterPool.New = func() any { return &waiter[T]{ch: make(chan struct{}, 1)} }
+}
+
+// add adds key with priority prio after delay d (at once if d <= 0).
+func (e *engine[T]) add(key T, prio int, d time.Duration) {
+	var readyAt time.Time
+	if d > 0 {
+		readyAt = e.clock.Now().Add(d)
+	}
+	e.mu.Lock()
+	if !e.shuttingDown {
+		if d <= 0 {
+			e.addLocked(key, prio)
+		} else {
+			e.addAfterLocked(key, prio, readyAt)
+		}
+	}
+	e.mu.Unlock()
+}
+
+func (e *engine[T]) addLocked(key T, prio int) {
+	r := e.items[key]
+	switch {
+	case r == nil:
+		r = e.newRecLocked(key)
+		r.prio = prio
+		e.markDirtyLocked(r)
+	case r.flags&flagDirty != 0:
+		e.raiseLocked(r, prio)
+	case r.flags&flagWaiting != 0:
+		e.delayed.remove(r.heapIdx)
+		r.flags &^= flagWaiting
+		r.prio = max(r.prio, prio)
+		e.markDirtyLocked(r)
+	default: // processing, nothing pending
+		r.prio = prio
+		e.markDirtyLocked(r)
+	}
+}
+
+func (e *engine[T]) addAfterLocked(key T, prio int, readyAt time.Time) {
+	r := e.items[key]
+	switch {
+	case r == nil:
+		r = e.newRecLocked(key)
+		r.prio = prio
+		e.waitLocked(r, readyAt)
+	case r.flags&flagDirty != 0:
+		// Already due now, which is earlier than readyAt.
+		e.raiseLocked(r, prio)
+	case r.flags&flagWaiting != 0:
+		r.prio = max(r.prio, prio)
+		if readyAt.Before(r.readyAt) {
+			r.readyAt = readyAt
+			e.delayed.fix(r.heapIdx)
+			if r.heapIdx == 0 {
+				e.kickLocked()
+			}
+		}
+	default: // processing, nothing pending
+		r.prio = prio
+		e.waitLocked(r, readyAt)
+	}
+}
+
+// raiseLocked raises the priority of a dirty item, moving its ready entry
+// to the end of the higher level.
+func (e *engine[T]) raiseLocked(r *rec[T], prio int) {
+	if prio <= r.prio {
+		return
+	}
+	r.prio = prio
+	if r.flags&flagQueued != 0 {
+		e.enqueueLocked(r) // the old entry goes stale
+	}
+}
+
+func (e *engine[T]) waitLocked(r *rec[T], readyAt time.Time) {
+	e.seq++
+	r.readyAt = readyAt
+	r.waitSeq = e.seq
+	r.flags |= flagWaiting
+	e.delayed.push(r)
+	if r.heapIdx == 0 {
+		e.kickLocked()
+	}
+}
+
+// kickLocked tells the timer goroutine the earliest ready time changed,
+// starting it if needed.
+func (e *engine[T]) kickLocked() {
+	e.ensureLoopLocked()
+	select {
+	case e.kick <- struct{}{}:
+	default: // a kick is already pending
+	}
+}
+
+func (e *engine[T]) ensureLoopLocked() {
+	if e.loopStarted || e.shuttingDown {
+		return
+	}
+	e.loopStarted = true
+	e.wg.Go(e.loop)
+}
+
+// markDirtyLocked records that r needs processing and, unless it is being
+// processed, makes it ready.
+func (e *engine[T]) markDirtyLocked(r *rec[T]) {
+	r.flags |= flagDirty
+	if e.metrics != nil {
+		added(e.metrics, r)
+	}
+	if r.flags&flagProcessing == 0 {
+		e.readyLocked(r)
+	}
+}
+
+// readyLocked hands a dirty, idle item to the oldest blocked Get, or queues
+// it at the end of its priority level.
+func (e *engine[T]) readyLocked(r *rec[T]) {
+	if e.waiters.len() > 0 {
+		w := e.waiters.pop()
+		e.startLocked(r)
+		w.item, w.prio = r.key, r.prio
+		w.ch <- struct{}{}
+		return
+	}
+	e.enqueueLocked(r)
+}
+
+func (e *engine[T]) enqueueLocked(r *rec[T]) {
+	e.seq++
+	r.seq = e.seq
+	e.levelLocked(r.prio).q.push(entry[T]{r: r, seq: e.seq})
+	if r.flags&flagQueued == 0 {
+		r.flags |= flagQueued
+		e.nready++
+	}
+}
+
+// levelLocked returns the level of priority p, creating it if needed. Few
+// distinct priorities are expected, so a linear scan beats a search.
+func (e *engine[T]) levelLocked(p int) *level[T] {
+	for i, lv := range e.levels {
+		if lv.prio == p {
+			return lv
+		}
+		if lv.prio < p {
+			lv := &level[T]{prio: p}
+			e.levels = append(e.levels, nil)
+			copy(e.levels[i+1:], e.levels[i:])
+			e.levels[i] = lv
+			return lv
+		}
+	}
+	lv := &level[T]{prio: p}
+	e.levels = append(e.levels, lv)
+	return lv
+}
+
+// popReadyLocked takes the oldest item of the highest priority out of the
+// ready levels, or returns nil if none is ready.
+func (e *engine[T]) popReadyLocked() (*rec[T], int) {
+	for i, lv := range e.levels {
+		for lv.q.len() > 0 {
+			ent := lv.q.pop()
+			r := ent.r
+			if ent.seq != r.seq || r.flags&flagQueued == 0 {
+				continue // stale
+			}
+			r.flags &^= flagQueued
+			e.nready--
+			if lv.q.len() == 0 && len(e.levels) > maxIdleLevels {
+				e.levels = append(e.levels[:i], e.levels[i+1:]...)
+			}
+			return r, lv.prio
+		}
+	}
+	return nil, 0
+}
+
+// startLocked moves r into the processing set.
+func (e *engine[T]) startLocked(r *rec[T]) {
+	r.flags = r.flags&^(flagDirty|flagQueued) | flagProcessing
+	e.nprocessing++
+	if e.metrics != nil {
+		started(e.metrics, r)
+		e.ensureLoopLocked()
+	}
+}
+
+func (e *engine[T]) get() (item T, prio int, shutdown bool) {
+	e.mu.Lock()
+	if e.nready > 0 {
+		if r, p := e.popReadyLocked(); r != nil {
+			e.startLocked(r)
+			item = r.key
+			e.mu.Unlock()
+			return item, p, false
+		}
+	}
+	if e.shuttingDown {
+		e.mu.Unlock()
+		return item, 0, true
+	}
+	w := e.waiterPool.Get().(*waiter[T])
+	e.waiters.push(w)
+	e.mu.Unlock()
+
+	<-w.ch
+	item, prio, shutdown = w.item, w.prio, w.shutdown
+	var zero T
+	w.item, w.prio, w.shutdown = zero, 0, false
+	e.waiterPool.Put(w)
+	return item, prio, shutdown
+}
+
+func (e *engine[T]) done(key T) {
+	e.mu.Lock()
+	r := e.items[key]
+	if r == nil || r.flags&flagProcessing == 0 {
+		e.mu.Unlock()
+		return
+	}
+	r.flags &^= flagProcessing
+	e.nprocessing--
+	if e.metrics != nil {
+		finished(e.metrics, r)
+	}
+	switch {
+	case r.flags&flagDirty != 0:
+		e.readyLocked(r)
+	case r.flags&flagWaiting == 0:
+		e.freeLocked(r)
+	}
+	if e.drained != nil && e.nready == 0 && e.nprocessing == 0 {
+		close(e.drained)
+		e.drained = nil
+	}
+	e.mu.Unlock()
+}
+
+func (e *engine[T]) len() int {
+	e.mu.Lock()
+	n := e.nready
+	e.mu.Unlock()
+	return n
+}
+
+func (e *engine[T]) shutDown(drain bool) {
+	e.mu.Lock()
+	e.shutDownLocked()
+	var wait chan struct{}
+	switch {
+	case drain && (e.nready > 0 || e.nprocessing > 0):
+		if e.drained == nil {
+			e.drained = make(chan struct{})
+		}
+		wait = e.drained
+	case !drain && e.drained != nil:
+		close(e.drained) // a plain ShutDown ends any drain wait
+		e.drained = nil
+	}
+	e.mu.Unlock()
+	if wait != nil {
+		<-wait
+	}
+	e.wg.Wait()
+}
+
+func (e *engine[T]) shutDownLocked() {
+	if e.shuttingDown {
+		return
+	}
+	e.shuttingDown = true
+	e.shut.Store(true)
+	for e.waiters.len() > 0 { // nothing is ready, or they would not wait
+		w := e.waiters.pop()
+		w.shutdown = true
+		w.ch <- struct{}{}
+	}
+	for _, r := range e.delayed {
+		r.flags &^= flagWaiting
+		r.heapIdx = -1
+		if r.flags == 0 {
+			e.freeLocked(r)
+		}
+	}
+	clear(e.delayed)
+	e.delayed = e.delayed[:0]
+	close(e.stop)
+}
+
+func (e *engine[T]) newRecLocked(key T) *rec[T] {
+	var r *rec[T]
+	if n := len(e.free); n > 0 {
+		r = e.free[n-1]
+		e.free[n-1] = nil
+		e.free = e.free[:n-1]
+	} else {
+		r = new(rec[T])
+	}
+	r.key = key
+	r.heapIdx = -1
+	e.items[key] = r
+	return r
+}
+
+// freeLocked forgets an item that is neither dirty, waiting nor processing.
+func (e *engine[T]) freeLocked(r *rec[T]) {
+	delete(e.items, r.key)
+	*r = rec[T]{}
+	if len(e.free) < maxFreeRecs {
+		e.free = append(e.free, r)
+	}
+}
+
+// loop is the timer goroutine: it makes delayed items ready when their time
+// comes and refreshes the unfinished-work metrics. It runs until shutdown.
+func (e *engine[T]) loop() {
+	var (
+		timer   clock.Timer // fires at armedAt, the earliest ready time
+		timerC  <-chan time.Time
+		armedAt time.Time
+		mTimer  clock.Timer
+		mC      <-chan time.Time
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		if mTimer != nil {
+			mTimer.Stop()
+		}
+	}()
+	if e.metrics != nil {
+		mTimer = e.clock.NewTimer(e.metricsPeriod)
+		mC = mTimer.C()
+	}
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-mC:
+			e.updateUnfinishedWork()
+			// A fresh timer each time: fake clocks do not drain fired
+			// timers, so Reset could block them.
+			mTimer = e.clock.NewTimer(e.metricsPeriod)
+			mC = mTimer.C()
+			continue
+		case <-e.kick:
+		case <-timerC:
+			timer, timerC, armedAt = nil, nil, time.Time{}
+		}
+		next, now, ok := e.promoteDue()
+		switch {
+		case !ok:
+			if timer != nil {
+				timer.Stop()
+				timer, timerC, armedAt = nil, nil, time.Time{}
+			}
+		case timer == nil || !next.Equal(armedAt):
+			if timer != nil {
+				timer.Stop()
+			}
+			timer = e.clock.NewTimer(next.Sub(now))
+			timerC, armedAt = timer.C(), next
+		}
+	}
+}
+
+// promoteDue makes every delayed item whose time has come ready and returns
+// the next ready time, if any item still waits.
+func (e *engine[T]) promoteDue() (next, now time.Time, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.shuttingDown {
+		return next, now, false
+	}
+	now = e.clock.Now()
+	for len(e.delayed) > 0 && !e.delayed[0].readyAt.After(now) {
+		r := e.delayed.popMin()
+		r.flags &^= flagWaiting
+		e.markDirtyLocked(r)
+	}
+	if len(e.delayed) == 0 {
+		return next, now, false
+	}
+	return e.delayed[0].readyAt, now, true
+}
+
+func (e *engine[T]) updateUnfinishedWork() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.shuttingDown {
+		return
+	}
+	var total, longest float64
+	if e.nprocessing > 0 {
+		for _, r := range e.items {
+			if r.flags&flagProcessing == 0 {
+				continue
+			}
+			age := e.clock.Since(r.startedAt).Seconds()
+			total += age
+			longest = max(longest, age)
+		}
+	}
+	e.metrics.unfinished.Set(total)
+	e.metrics.longest.Set(longest)
+}

@@ -1,0 +1,108 @@
+package workqueue_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/kplane/kplane/pkg/workqueue"
+)
+
+// The canonical controller worker loop: take a key, sync it, forget it on
+// success, retry it with backoff on failure up to a limit, always call Done.
+func Example() {
+	// Retry at once for the example; controllers keep the default limiter.
+	limiter, err := workqueue.NewFastSlowLimiter[string](workqueue.FastSlowConfig{FastAttempts: 5, Slow: time.Second})
+	if err != nil {
+		panic(err)
+	}
+	q, err := workqueue.NewRateLimiting(workqueue.RateLimitingConfig[string]{RateLimiter: limiter})
+	if err != nil {
+		panic(err)
+	}
+
+	const maxRetries = 3
+	var (
+		mu       sync.Mutex
+		attempts = map[string]int{}
+		finished sync.WaitGroup // one per key, for the example only
+	)
+	syncHandler := func(key string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		attempts[key]++
+		switch {
+		case key == "default/flaky" && attempts[key] < 3:
+			return errors.New("transient failure")
+		case key == "default/broken":
+			return errors.New("permanent failure")
+		}
+		return nil
+	}
+	processNextItem := func() bool {
+		key, shutdown := q.Get()
+		if shutdown {
+			return false
+		}
+		defer q.Done(key)
+		err := syncHandler(key)
+		switch {
+		case err == nil:
+			q.Forget(key)
+		case q.NumRequeues(key) < maxRetries:
+			q.AddRateLimited(key)
+			return true
+		default:
+			q.Forget(key) // give up on it
+		}
+		finished.Done()
+		return true
+	}
+
+	keys := []string{"default/web", "default/flaky", "default/broken"}
+	finished.Add(len(keys))
+	for _, key := range keys {
+		q.Add(key)
+	}
+	var workers sync.WaitGroup
+	for range 2 {
+		workers.Go(func() {
+			for processNextItem() {
+			}
+		})
+	}
+	finished.Wait()
+	q.ShutDown()
+	workers.Wait()
+	for _, key := range keys {
+		fmt.Println(key, attempts[key])
+	}
+	// Output:
+	// default/web 1
+	// default/flaky 3
+	// default/broken 4
+}
+
+// Initial-list events go in at low priority, real changes at the default
+// priority, so fresh changes are handled first.
+func ExamplePriorityQueue() {
+	q, err := workqueue.NewPriority(workqueue.PriorityConfig[string]{})
+	if err != nil {
+		panic(err)
+	}
+	defer q.ShutDown()
+	const lowPriority = -100
+	q.AddWithOpts(workqueue.AddOpts{Priority: lowPriority}, "default/a", "default/b")
+	q.Add("default/c")
+	q.AddWithOpts(workqueue.AddOpts{Priority: lowPriority}, "default/c") // keeps priority 0
+	for q.Len() > 0 {
+		key, prio, _ := q.GetWithPriority()
+		fmt.Println(key, prio)
+		q.Done(key)
+	}
+	// Output:
+	// default/c 0
+	// default/a -100
+	// default/b -100
+}

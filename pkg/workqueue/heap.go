@@ -1,0 +1,87 @@
+package workqueue
+
+// delayHeap is a binary min-heap of the items waiting for their ready time,
+// ordered by ready time and then by the order they started waiting. Each
+// record keeps its index so it can be moved when its ready time improves.
+// Not safe for concurrent use; the engine's lock guards it.
+type delayHeap[T comparable] []*rec[T]
+
+func (h delayHeap[T]) less(i, j int) bool {
+	a, b := h[i], h[j]
+	if a.readyAt.Equal(b.readyAt) {
+		return a.waitSeq < b.waitSeq
+	}
+	return a.readyAt.Before(b.readyAt)
+}
+
+func (h delayHeap[T]) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx = i
+	h[j].heapIdx = j
+}
+
+func (h *delayHeap[T]) push(r *rec[T]) {
+	r.heapIdx = len(*h)
+	*h = append(*h, r)
+	h.up(r.heapIdx)
+}
+
+// popMin removes and returns the earliest record. The heap must not be empty.
+func (h *delayHeap[T]) popMin() *rec[T] {
+	return h.remove(0)
+}
+
+// remove takes the record at index i out of the heap.
+func (h *delayHeap[T]) remove(i int) *rec[T] {
+	old := *h
+	n := len(old) - 1
+	r := old[i]
+	if i != n {
+		old.swap(i, n)
+	}
+	old[n] = nil
+	*h = old[:n]
+	if i != n {
+		if !h.down(i) {
+			h.up(i)
+		}
+	}
+	r.heapIdx = -1
+	return r
+}
+
+// fix restores the order after the record at index i got an earlier time.
+func (h delayHeap[T]) fix(i int) { h.up(i) }
+
+func (h delayHeap[T]) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+// down sifts the record at i towards the leaves and reports whether it moved.
+func (h delayHeap[T]) down(i int) bool {
+	start := i
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h.swap(i, m)
+		i = m
+	}
+	return i > start
+}

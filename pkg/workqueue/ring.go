@@ -1,0 +1,49 @@
+package workqueue
+
+// ring is a growable FIFO ring buffer. Unlike a re-sliced slice it reuses its
+// storage, so a queue in steady state does not allocate. Not safe for
+// concurrent use; the engine's lock guards it.
+type ring[E any] struct {
+	buf  []E // len(buf) is zero or a power of two
+	head int // index of the oldest element
+	n    int // number of elements
+}
+
+func (r *ring[E]) len() int { return r.n }
+
+func (r *ring[E]) push(e E) {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = e
+	r.n++
+}
+
+// pop removes and returns the oldest element. The ring must not be empty.
+func (r *ring[E]) pop() E {
+	var zero E
+	e := r.buf[r.head]
+	r.buf[r.head] = zero // let the garbage collector have what it pointed to
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	return e
+}
+
+func (r *ring[E]) grow() {
+	size := 2 * len(r.buf)
+	if size == 0 {
+		size = 16
+	}
+	buf := make([]E, size)
+	for i := 0; i < r.n; i++ {
+		buf[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
+	}
+	r.buf, r.head = buf, 0
+}
+
+// clear drops every element.
+func (r *ring[E]) clear() {
+	for r.n > 0 {
+		r.pop()
+	}
+}
