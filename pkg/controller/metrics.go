@@ -37,11 +37,11 @@ type NoopMetrics struct{}
 var _ Metrics = NoopMetrics{}
 
 func (NoopMetrics) ObserveReconcile(string, string, time.Duration) {}
-func (NoopMetrics) IncTerminalErrors(string)                        {}
-func (NoopMetrics) IncPanics(string)                                {}
-func (NoopMetrics) IncDropped(string)                               {}
-func (NoopMetrics) AddActiveWorkers(string, int)                    {}
-func (NoopMetrics) SetMaxWorkers(string, int)                       {}
+func (NoopMetrics) IncTerminalErrors(string)                       {}
+func (NoopMetrics) IncPanics(string)                               {}
+func (NoopMetrics) IncDropped(string)                              {}
+func (NoopMetrics) AddActiveWorkers(string, int)                   {}
+func (NoopMetrics) SetMaxWorkers(string, int)                      {}
 
 // PrometheusMetricsConfig configures NewPrometheusMetrics.
 type PrometheusMetricsConfig struct {
@@ -134,7 +134,9 @@ func (m *PrometheusMetrics) IncTerminalErrors(controller string) {
 func (m *PrometheusMetrics) IncPanics(controller string) { m.panics.WithLabelValues(controller).Inc() }
 
 // IncDropped implements Metrics.
-func (m *PrometheusMetrics) IncDropped(controller string) { m.dropped.WithLabelValues(controller).Inc() }
+func (m *PrometheusMetrics) IncDropped(controller string) {
+	m.dropped.WithLabelValues(controller).Inc()
+}
 
 // AddActiveWorkers implements Metrics.
 func (m *PrometheusMetrics) AddActiveWorkers(controller string, delta int) {
