@@ -1,0 +1,37 @@
+// Package openapi builds the OpenAPI documents of kplane's API server from
+// the Go types of the served resources and serves them the way
+// kube-apiserver does, so that kubectl (apply, explain, client-side
+// validation) and client-go's OpenAPI clients work against kplane.
+//
+// New builds everything once: the Swagger 2.0 document of /openapi/v2 (as
+// JSON and in the gnostic protobuf encoding kubectl requests), the
+// /openapi/v3 index, and one OpenAPI 3.0 document per group version. Docs
+// serves the cached bytes; it never rebuilds and is safe for concurrent use.
+//
+// Schemas are derived by reflection, following encoding/json:
+//   - definitions are named as Kubernetes names them
+//     ("io.k8s.api.core.v1.Pod"), from the type's OpenAPIModelName method or
+//     else from its import path with the host reversed;
+//   - properties come from json tags; inline and untagged embedded structs
+//     contribute their fields; descriptions come from SwaggerDoc methods;
+//   - a property is required when its json tag has neither omitempty nor
+//     omitzero. Kubernetes decides from +optional comments, invisible at run
+//     time; the two agree for the k8s.io/api types kplane serves (for
+//     example Container requires name, PodSpec containers, DeploymentSpec
+//     selector and template);
+//   - types with OpenAPISchemaType methods (Time, MicroTime, Duration,
+//     Quantity, IntOrString) are scalar definitions, with the OpenAPI 3
+//     oneOf types Quantity and IntOrString declare; RawExtension and
+//     FieldsV1 are free-form objects; []byte is a base64 string;
+//   - patchStrategy and patchMergeKey struct tags become
+//     x-kubernetes-patch-strategy and x-kubernetes-patch-merge-key, which
+//     strategic merge patch reads; a merged list of scalars is marked
+//     x-kubernetes-list-type "set". Kubernetes' map list types
+//     (x-kubernetes-list-map-keys) come from comments and are not emitted;
+//   - object and list definitions carry x-kubernetes-group-version-kind,
+//     and every operation carries x-kubernetes-action and the kind it acts
+//     on, which kubectl uses to find a kind's schema and to learn that the
+//     server supports the fieldValidation parameter.
+//
+// Default values ("default" keywords) are not emitted.
+package openapi
