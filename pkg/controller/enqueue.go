@@ -1,32 +1,21 @@
 package controller
 
 import (
-	"errors"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-)
 
-// KeyOf returns the queue key of obj: "namespace/name", or "name" for a
-// cluster-scoped object. It fails when obj has no name.
-func KeyOf(obj metav1.Object) (string, error) {
-	name := obj.GetName()
-	if name == "" {
-		return "", errors.New("object has no name")
-	}
-	if ns := obj.GetNamespace(); ns != "" {
-		return ns + "/" + name, nil
-	}
-	return name, nil
-}
+	"github.com/kplane/kplane/pkg/cache"
+)
 
 // EnqueueKey adds key to the queue.
 func (c *Controller) EnqueueKey(key string) {
 	c.queue.Add(key)
 }
 
-// Enqueue adds obj's key to the queue. An object without a name is logged
+// Enqueue adds obj's key (cache.ObjectKey: "namespace/name", or "name"
+// for a cluster-scoped object) to the queue. An object without a name is logged
 // and skipped.
 func (c *Controller) Enqueue(obj metav1.Object) {
 	key, ok := c.keyOf(obj)
@@ -67,10 +56,74 @@ func (c *Controller) EnqueueControllerOf(obj metav1.Object, ownerKind schema.Gro
 }
 
 func (c *Controller) keyOf(obj metav1.Object) (string, bool) {
-	key, err := KeyOf(obj)
+	key, err := cache.ObjectKey(obj)
 	if err != nil {
 		c.logger.Error("can not enqueue object", "err", err, "namespace", obj.GetNamespace())
 		return "", false
 	}
 	return key, true
+}
+
+// EnqueueDeleted adds the key of an object a delete handler received: the T
+// itself or a cache.DeletedFinalStateUnknown[T] tombstone, whose key is used
+// even when it holds no object. Anything else is logged and skipped.
+func EnqueueDeleted[T cache.Object](c *Controller, obj any) {
+	o, err := cache.Unwrap[T](obj)
+	if err == nil {
+		c.Enqueue(o)
+		return
+	}
+	switch t := obj.(type) {
+	case cache.DeletedFinalStateUnknown[T]:
+		if t.Key != "" {
+			c.queue.Add(t.Key)
+			return
+		}
+	case *cache.DeletedFinalStateUnknown[T]:
+		if t != nil && t.Key != "" {
+			c.queue.Add(t.Key)
+			return
+		}
+	}
+	c.logger.Error("can not enqueue deleted object", "err", err)
+}
+
+// EnqueueControllerOfDeleted is EnqueueControllerOf for what a delete
+// handler received: the T itself or a tombstone of it.
+func EnqueueControllerOfDeleted[T cache.Object](c *Controller, obj any, ownerKind schema.GroupVersionKind) {
+	o, err := cache.Unwrap[T](obj)
+	if err != nil {
+		c.logger.Error("can not enqueue the controller of a deleted object", "err", err)
+		return
+	}
+	c.EnqueueControllerOf(o, ownerKind)
+}
+
+// EnqueueHandler returns informer event handlers that add the object's own
+// key on every add, update and delete (tombstones included).
+func EnqueueHandler[T cache.Object](c *Controller) cache.HandlerFuncs[T] {
+	return cache.HandlerFuncs[T]{
+		AddFunc:    func(obj T, _ bool) { c.Enqueue(obj) },
+		UpdateFunc: func(_, obj T) { c.Enqueue(obj) },
+		DeleteFunc: func(obj any) { EnqueueDeleted[T](c, obj) },
+	}
+}
+
+// EnqueueOwnerHandler returns informer event handlers for objects a
+// controller of ownerKind owns: they add the key of the object's controller
+// on add and delete, and on update the key of the new controller and, when
+// the controller reference changed, of the old one too, so an owner that
+// lost an object hears of it.
+func EnqueueOwnerHandler[T cache.Object](c *Controller, ownerKind schema.GroupVersionKind) cache.HandlerFuncs[T] {
+	return cache.HandlerFuncs[T]{
+		AddFunc: func(obj T, _ bool) { c.EnqueueControllerOf(obj, ownerKind) },
+		UpdateFunc: func(oldObj, newObj T) {
+			oldRef, newRef := metav1.GetControllerOf(oldObj), metav1.GetControllerOf(newObj)
+			if oldRef != nil && (newRef == nil || oldRef.UID != newRef.UID) {
+				c.EnqueueControllerOf(oldObj, ownerKind)
+			}
+			c.EnqueueControllerOf(newObj, ownerKind)
+		},
+		DeleteFunc: func(obj any) { EnqueueControllerOfDeleted[T](c, obj, ownerKind) },
+	}
 }

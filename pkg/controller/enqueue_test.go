@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kplane/kplane/pkg/cache"
+)
+
+func noopHandler(context.Context, string) error { return nil }
+
+func TestEnqueueDeleted(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	tests := []struct {
+		name string
+		obj  any
+		want []string
+	}{
+		{name: "object", obj: p, want: []string{"add ns/p"}},
+		{name: "tombstone", obj: cache.DeletedFinalStateUnknown[*corev1.Pod]{Key: "ns/p", Obj: p}, want: []string{"add ns/p"}},
+		{name: "tombstone pointer", obj: &cache.DeletedFinalStateUnknown[*corev1.Pod]{Key: "ns/p", Obj: p}, want: []string{"add ns/p"}},
+		{name: "tombstone without object", obj: cache.DeletedFinalStateUnknown[*corev1.Pod]{Key: "ns/gone"}, want: []string{"add ns/gone"}},
+		{name: "tombstone of another type", obj: cache.DeletedFinalStateUnknown[*corev1.Secret]{Key: "ns/s"}},
+		{name: "garbage", obj: "ns/p"},
+		{name: "nil", obj: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, q := newTestController(t, Config{SyncHandler: noopHandler})
+			EnqueueDeleted[*corev1.Pod](c, tt.obj)
+			if diff := cmp.Diff(tt.want, q.recorded()); diff != "" {
+				t.Errorf("actions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEnqueueHandler(t *testing.T) {
+	c, q := newTestController(t, Config{SyncHandler: noopHandler})
+	h := EnqueueHandler[*corev1.Pod](c)
+	a := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}
+	b := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
+	h.OnAdd(a, true)
+	h.OnUpdate(a, b)
+	h.OnDelete(cache.DeletedFinalStateUnknown[*corev1.Pod]{Key: "ns/c"})
+	if diff := cmp.Diff([]string{"add ns/a", "add ns/b", "add ns/c"}, q.recorded()); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+}
+
+func TestEnqueueOwnerHandler(t *testing.T) {
+	owned := func(name string, uid types.UID) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+		if name != "" {
+			tr := true
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: uid, Controller: &tr}}
+		}
+		return p
+	}
+	tests := []struct {
+		name string
+		call func(h cache.HandlerFuncs[*corev1.Pod])
+		want []string
+	}{
+		{name: "add", call: func(h cache.HandlerFuncs[*corev1.Pod]) { h.OnAdd(owned("rs1", "1"), false) }, want: []string{"add ns/rs1"}},
+		{name: "add orphan", call: func(h cache.HandlerFuncs[*corev1.Pod]) { h.OnAdd(owned("", ""), false) }},
+		{name: "update same owner", call: func(h cache.HandlerFuncs[*corev1.Pod]) { h.OnUpdate(owned("rs1", "1"), owned("rs1", "1")) }, want: []string{"add ns/rs1"}},
+		{name: "update changed owner", call: func(h cache.HandlerFuncs[*corev1.Pod]) { h.OnUpdate(owned("rs1", "1"), owned("rs2", "2")) }, want: []string{"add ns/rs1", "add ns/rs2"}},
+		{name: "update released", call: func(h cache.HandlerFuncs[*corev1.Pod]) { h.OnUpdate(owned("rs1", "1"), owned("", "")) }, want: []string{"add ns/rs1"}},
+		{name: "update adopted", call: func(h cache.HandlerFuncs[*corev1.Pod]) { h.OnUpdate(owned("", ""), owned("rs2", "2")) }, want: []string{"add ns/rs2"}},
+		{name: "delete", call: func(h cache.HandlerFuncs[*corev1.Pod]) { h.OnDelete(owned("rs1", "1")) }, want: []string{"add ns/rs1"}},
+		{name: "delete tombstone", call: func(h cache.HandlerFuncs[*corev1.Pod]) {
+			h.OnDelete(&cache.DeletedFinalStateUnknown[*corev1.Pod]{Key: "ns/p", Obj: owned("rs1", "1")})
+		}, want: []string{"add ns/rs1"}},
+		{name: "delete empty tombstone", call: func(h cache.HandlerFuncs[*corev1.Pod]) {
+			h.OnDelete(cache.DeletedFinalStateUnknown[*corev1.Pod]{Key: "ns/p"})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, q := newTestController(t, Config{SyncHandler: noopHandler})
+			tt.call(EnqueueOwnerHandler[*corev1.Pod](c, rsKind))
+			if diff := cmp.Diff(tt.want, q.recorded()); diff != "" {
+				t.Errorf("actions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
