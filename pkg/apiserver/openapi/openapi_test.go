@@ -225,7 +225,8 @@ func TestV3SchemasMatchKubernetes(t *testing.T) {
 			{"io.k8s.api.core.v1.ContainerPort", "containerPort", map[string]any{"type": "integer", "format": "int32"}},
 			{"io.k8s.api.core.v1.PodSpec", "hostNetwork", map[string]any{"type": "boolean"}},
 			{"io.k8s.api.core.v1.ResourceRequirements", "limits", map[string]any{"type": "object", "additionalProperties": map[string]any{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.api.resource.Quantity"}}},
-			{"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "creationTimestamp", map[string]any{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}},
+			// A described reference is wrapped in allOf, as Kubernetes does.
+			{"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "creationTimestamp", map[string]any{"allOf": []any{map[string]any{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}}}},
 			{"io.k8s.api.core.v1.Pod", "apiVersion", map[string]any{"type": "string"}},
 		} {
 			got := schemaJSON(t, prop(core, tc.def, tc.field))

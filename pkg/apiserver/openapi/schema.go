@@ -53,7 +53,16 @@ func ref(name string) *jsonSchema { return &jsonSchema{Ref: name} }
 func (s *jsonSchema) render(d dialect) map[string]any {
 	out := make(map[string]any, 4)
 	if s.Ref != "" {
-		out["$ref"] = d.refPrefix() + s.Ref
+		ref := d.refPrefix() + s.Ref
+		if d == openAPI3 && (s.Description != "" || len(s.Ext) > 0) {
+			// OpenAPI 3.0 ignores the siblings of a $ref; wrapping it in
+			// allOf keeps the property's own description and extensions,
+			// which is how Kubernetes publishes them and where kubectl
+			// explain and strategic merge patch look for them.
+			out["allOf"] = []any{map[string]any{"$ref": ref}}
+		} else {
+			out["$ref"] = ref
+		}
 	}
 	if s.Description != "" {
 		out["description"] = s.Description

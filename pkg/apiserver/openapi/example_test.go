@@ -1,0 +1,43 @@
+package openapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kplane/kplane/pkg/apiserver/openapi"
+)
+
+// Build the documents for one resource and fetch the v3 index the way
+// client-go does.
+func Example() {
+	docs, err := openapi.New(openapi.Config{Kinds: []openapi.Kind{{
+		GVK:          corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+		Resource:     "configmaps",
+		Namespaced:   true,
+		Object:       &corev1.ConfigMap{},
+		List:         &corev1.ConfigMapList{},
+		Subresources: nil,
+	}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/openapi/", docs)
+
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi/v3", nil))
+	fmt.Println(rec.Code, rec.Header().Get("Content-Type"))
+
+	rec = httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/openapi/v2", nil)
+	req.Header.Set("Accept", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+	mux.ServeHTTP(rec, req)
+	fmt.Println(rec.Code, rec.Header().Get("Content-Type"))
+	// Output:
+	// 200 application/json
+	// 200 application/com.github.proto-openapi.spec.v2.v1.0+protobuf
+}
