@@ -1,0 +1,206 @@
+package memory
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// version is one state of a key: its bytes from revision rev on, or its
+// deletion at rev when value is nil.
+type version struct {
+	rev   uint64
+	value []byte
+}
+
+// record is the history of one key. versions is in ascending revision order
+// and never empty while the record is indexed; its bytes are never modified.
+type record struct {
+	key      string
+	versions []version
+}
+
+// latest returns the newest version.
+func (r *record) latest() version { return r.versions[len(r.versions)-1] }
+
+// at returns the bytes of the key in the snapshot at rev, nil when the key
+// did not exist then.
+func (r *record) at(rev uint64) []byte {
+	for i := len(r.versions) - 1; i >= 0; i-- {
+		if v := r.versions[i]; v.rev <= rev {
+			return v.value
+		}
+	}
+	return nil
+}
+
+// event is one write in the revision log. Its fields are set before it is
+// published and never change; dec is filled by the first watcher that needs it.
+type event struct {
+	rev   uint64
+	key   string
+	value []byte // nil for a delete
+	prev  []byte // nil for a create
+	at    time.Time
+
+	mu  sync.Mutex // serializes the decoding into dec
+	dec atomic.Pointer[decoded]
+}
+
+// decoded is an event decoded by one resource's store, shared by all of
+// that store's watchers. Its objects are read only.
+type decoded struct {
+	owner *store
+	obj   runtime.Object // nil for a delete
+	prev  runtime.Object // nil for a create
+	err   error
+
+	// tomb and tombRaw are prev stamped with the event's revision, the object
+	// a Deleted event carries; made on first use under event.mu.
+	tomb    runtime.Object
+	tombRaw []byte
+	tombErr error
+	tombSet bool
+}
+
+// kv is a key and its bytes at some snapshot.
+type kv struct {
+	key   string
+	value []byte
+}
+
+// putLocked records value (nil to delete) at key as revision b.rev+1, logs
+// the event, compacts what fell out of the history and wakes the watchers.
+// prev is the key's current bytes, nil when it does not exist.
+func (b *Backend) putLocked(key string, value, prev []byte) uint64 {
+	rev := b.rev + 1
+	rec := b.items[key]
+	if rec == nil {
+		rec = &record{key: key}
+		b.items[key] = rec
+		b.tree.ReplaceOrInsert(rec)
+	}
+	rec.versions = append(rec.versions, version{rev: rev, value: value})
+	b.log = append(b.log, &event{rev: rev, key: key, value: value, prev: prev, at: b.clock.Now()})
+	b.rev = rev
+	b.revNow.Store(rev)
+	if rec.versions[0].rev <= b.minRev && len(rec.versions) > 1 {
+		// Versions no readable snapshot can see.
+		b.compactKeyLocked(key)
+	}
+	b.trimHistoryLocked()
+	b.wakeLocked(false)
+	return rev
+}
+
+// trimHistoryLocked compacts the revisions beyond HistoryRevisions or older
+// than HistoryDuration.
+func (b *Backend) trimHistoryLocked() {
+	target := b.minRev
+	if n := len(b.log); n > b.historyRevisions {
+		target = b.log[n-b.historyRevisions-1].rev
+	}
+	deadline := b.clock.Now().Add(-b.historyDuration)
+	for i := int(target - b.minRev); i < len(b.log) && b.log[i].at.Before(deadline); i++ {
+		target = b.log[i].rev
+	}
+	if target > b.minRev {
+		b.compactLocked(target)
+	}
+}
+
+// compactLocked makes rev the oldest readable revision, dropping the log
+// before it and every version no snapshot from rev on can see.
+func (b *Backend) compactLocked(rev uint64) {
+	if rev <= b.minRev {
+		return
+	}
+	n := int(rev - b.minRev)
+	dropped := b.log[:n]
+	// Re-slice rather than copy: watchers may be reading the old elements.
+	b.log = b.log[n:]
+	b.minRev = rev
+	for _, ev := range dropped {
+		b.compactKeyLocked(ev.key)
+	}
+}
+
+// compactKeyLocked drops the versions of key older than the one visible at
+// minRev, and that one too when it is a deletion.
+func (b *Backend) compactKeyLocked(key string) {
+	rec := b.items[key]
+	if rec == nil {
+		return
+	}
+	i := -1
+	for j, v := range rec.versions {
+		if v.rev > b.minRev {
+			break
+		}
+		i = j
+	}
+	if i < 0 {
+		return
+	}
+	keep := rec.versions[i:]
+	if keep[0].value == nil {
+		keep = keep[1:]
+	}
+	if len(keep) == 0 {
+		delete(b.items, key)
+		b.tree.Delete(rec)
+		return
+	}
+	if len(keep) != len(rec.versions) {
+		// Copy so the dropped versions' bytes can be freed.
+		rec.versions = append(make([]version, 0, len(keep)+1), keep...)
+	}
+}
+
+// currentLocked returns the newest bytes of key and their revision; nil
+// bytes when it does not exist, with revision 0 when nothing is recorded.
+func (b *Backend) currentLocked(key string) ([]byte, uint64) {
+	rec := b.items[key]
+	if rec == nil {
+		return nil, 0
+	}
+	v := rec.latest()
+	return v.value, v.rev
+}
+
+// rangeLocked appends to out the keys in [from, end) (to the last key when
+// end is "") that exist at rev, with their bytes, stopping after max when
+// max > 0.
+func (b *Backend) rangeLocked(from, end string, rev uint64, max int, out []kv) []kv {
+	b.tree.AscendGreaterOrEqual(&record{key: from}, func(r *record) bool {
+		if end != "" && r.key >= end {
+			return false
+		}
+		if v := r.at(rev); v != nil {
+			out = append(out, kv{key: r.key, value: v})
+		}
+		return max <= 0 || len(out) < max
+	})
+	return out
+}
+
+// eventsFrom returns the logged events from revision next on, the channel
+// closed at the next write and the progress generation. ok is false when
+// revision next is compacted.
+func (b *Backend) eventsFrom(next uint64) (evs []*event, wake <-chan struct{}, gen uint64, closed, ok bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return nil, nil, 0, true, true
+	}
+	if next <= b.minRev {
+		return nil, nil, 0, false, false
+	}
+	b.wakeUsed.Store(true)
+	if i := int(next - b.minRev - 1); i < len(b.log) {
+		evs = b.log[i:len(b.log):len(b.log)]
+	}
+	return evs, b.wake, b.progressGen, false, true
+}

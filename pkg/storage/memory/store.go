@@ -1,0 +1,496 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kplane/kplane/pkg/storage"
+)
+
+// store is the storage.Interface of one resource type on a Backend.
+type store struct {
+	b           *Backend
+	codec       storage.Codec
+	newFunc     func() runtime.Object
+	newListFunc func() runtime.Object
+}
+
+var _ storage.Interface = (*store)(nil)
+
+// decode decodes the stored bytes of key into out. The bytes carry the
+// object's resourceVersion.
+func (s *store) decode(key string, data []byte, out runtime.Object) error {
+	if err := s.codec.Decode(data, out); err != nil {
+		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, fmt.Sprintf("decode stored object: %v", err))
+	}
+	return nil
+}
+
+// encodeAt encodes obj with its resourceVersion set to rev. obj is changed.
+func (s *store) encodeAt(key string, obj runtime.Object, rev uint64) ([]byte, error) {
+	if err := storage.SetObjectResourceVersion(obj, rev); err != nil {
+		return nil, storage.NewError(storage.ErrCodeInvalidObj, key, 0, err.Error())
+	}
+	data, err := s.codec.Encode(obj)
+	if err != nil {
+		return nil, storage.NewError(storage.ErrCodeInvalidObj, key, 0, fmt.Sprintf("encode: %v", err))
+	}
+	return data, nil
+}
+
+// Get implements storage.Interface.
+func (s *store) Get(ctx context.Context, key string, opts storage.GetOptions, out runtime.Object) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := storage.ValidateKey(key); err != nil {
+		return err
+	}
+	minRV, err := parseRV(key, opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	s.b.mu.RLock()
+	if s.b.closed {
+		s.b.mu.RUnlock()
+		return ErrClosed
+	}
+	data, _ := s.b.currentLocked(key)
+	cur := s.b.rev
+	s.b.mu.RUnlock()
+	if minRV > cur {
+		return tooLarge(key, minRV, cur)
+	}
+	if data == nil {
+		if opts.IgnoreNotFound {
+			return runtime.SetZeroValue(out)
+		}
+		return storage.NewError(storage.ErrCodeKeyNotFound, key, 0, "")
+	}
+	return s.decode(key, data, out)
+}
+
+// Create implements storage.Interface.
+func (s *store) Create(ctx context.Context, key string, obj, out runtime.Object) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := storage.ValidateKey(key); err != nil {
+		return err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, err.Error())
+	}
+	if m.GetResourceVersion() != "" {
+		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, "resourceVersion should not be set on objects to be created")
+	}
+	// The caller's object is not ours to stamp with a revision.
+	obj = obj.DeepCopyObject()
+	guess := s.b.revNow.Load() + 1
+	data, err := s.encodeAt(key, obj, guess)
+	if err != nil {
+		return err
+	}
+	b := s.b
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return ErrClosed
+	}
+	if cur, _ := b.currentLocked(key); cur != nil {
+		b.mu.Unlock()
+		return storage.NewError(storage.ErrCodeKeyExists, key, 0, "")
+	}
+	if b.rev+1 != guess {
+		if data, err = s.encodeAt(key, obj, b.rev+1); err != nil {
+			b.mu.Unlock()
+			return err
+		}
+	}
+	b.putLocked(key, data, nil)
+	b.mu.Unlock()
+	return s.decode(key, data, out)
+}
+
+// GuaranteedUpdate implements storage.Interface.
+func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool, precond *storage.Preconditions, tryUpdate storage.UpdateFunc) error {
+	if err := storage.ValidateKey(key); err != nil {
+		return err
+	}
+	b := s.b
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.mu.RLock()
+		if b.closed {
+			b.mu.RUnlock()
+			return ErrClosed
+		}
+		curData, curRev := b.currentLocked(key)
+		b.mu.RUnlock()
+
+		cur := s.newFunc()
+		if curData != nil {
+			if err := s.decode(key, curData, cur); err != nil {
+				return err
+			}
+		} else if !ignoreNotFound {
+			return storage.NewError(storage.ErrCodeKeyNotFound, key, 0, "")
+		}
+		if err := precond.Check(key, cur); err != nil {
+			return err
+		}
+		updated, err := tryUpdate(cur)
+		if err != nil {
+			return err
+		}
+		if updated == nil || reflect.ValueOf(updated).IsNil() {
+			return storage.NewError(storage.ErrCodeInvalidObj, key, 0, "update function returned no object")
+		}
+		if curData != nil {
+			// Compare as stored, with the revision the object was read at,
+			// whatever resourceVersion the update function left on it.
+			same, err := s.encodeAt(key, updated, curRev)
+			if err != nil {
+				return err
+			}
+			if bytes.Equal(same, curData) {
+				return s.decode(key, curData, dest)
+			}
+		}
+		guess := b.revNow.Load() + 1
+		data, err := s.encodeAt(key, updated, guess)
+		if err != nil {
+			return err
+		}
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return ErrClosed
+		}
+		if _, rev := b.currentLocked(key); rev != curRev {
+			// Another write got in first: retry from a fresh read.
+			b.mu.Unlock()
+			continue
+		}
+		if b.rev+1 != guess {
+			if data, err = s.encodeAt(key, updated, b.rev+1); err != nil {
+				b.mu.Unlock()
+				return err
+			}
+		}
+		b.putLocked(key, data, curData)
+		b.mu.Unlock()
+		return s.decode(key, data, dest)
+	}
+}
+
+// Delete implements storage.Interface. out receives the last state of the
+// object, with the revision of its deletion as resourceVersion.
+func (s *store) Delete(ctx context.Context, key string, out runtime.Object, precond *storage.Preconditions, validate storage.ValidateFunc) error {
+	if err := storage.ValidateKey(key); err != nil {
+		return err
+	}
+	b := s.b
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.mu.RLock()
+		if b.closed {
+			b.mu.RUnlock()
+			return ErrClosed
+		}
+		curData, curRev := b.currentLocked(key)
+		b.mu.RUnlock()
+		if curData == nil {
+			return storage.NewError(storage.ErrCodeKeyNotFound, key, 0, "")
+		}
+		cur := s.newFunc()
+		if err := s.decode(key, curData, cur); err != nil {
+			return err
+		}
+		if err := precond.Check(key, cur); err != nil {
+			return err
+		}
+		if validate != nil {
+			if err := validate(ctx, cur); err != nil {
+				return err
+			}
+		}
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return ErrClosed
+		}
+		if _, rev := b.currentLocked(key); rev != curRev {
+			b.mu.Unlock()
+			continue
+		}
+		rev := b.putLocked(key, nil, curData)
+		b.mu.Unlock()
+		if err := s.decode(key, curData, out); err != nil {
+			return err
+		}
+		return storage.SetObjectResourceVersion(out, rev)
+	}
+}
+
+// GetList implements storage.Interface.
+func (s *store) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if opts.Recursive {
+		if err := storage.ValidatePrefix(key); err != nil {
+			return err
+		}
+	} else if err := storage.ValidateKey(key); err != nil {
+		return err
+	}
+	pred := opts.Predicate
+	if err := pred.Validate(); err != nil {
+		return err
+	}
+	if pred.Limit < 0 {
+		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, fmt.Sprintf("limit must not be negative, got %d", pred.Limit))
+	}
+	rv, err := parseRV(key, opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	keyPrefix := storage.KeyPrefix(key, opts.Recursive)
+	from := keyPrefix
+
+	// snapshot is the revision to read; 0 means the newest.
+	var snapshot uint64
+	continuing := pred.Continue != ""
+	switch {
+	case continuing:
+		if !opts.Recursive {
+			return storage.NewError(storage.ErrCodeInvalidContinue, key, 0, "continue is only allowed on a recursive list")
+		}
+		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+			return storage.NewError(storage.ErrCodeInvalidContinue, key, 0, "specifying resource version is not allowed when using continue")
+		}
+		if from, snapshot, err = storage.DecodeContinue(pred.Continue, keyPrefix); err != nil {
+			return err
+		}
+	default:
+		switch opts.ResourceVersionMatch {
+		case metav1.ResourceVersionMatchExact:
+			if rv == 0 {
+				return storage.NewError(storage.ErrCodeInvalidObj, key, 0, "resourceVersionMatch=Exact needs a resourceVersion other than 0")
+			}
+			snapshot = rv
+		case metav1.ResourceVersionMatchNotOlderThan:
+			if opts.ResourceVersion == "" {
+				return storage.NewError(storage.ErrCodeInvalidObj, key, 0, "resourceVersionMatch=NotOlderThan needs a resourceVersion")
+			}
+		case "":
+			// A paged list at a resourceVersion reads that snapshot, as
+			// Kubernetes lists with limit always have.
+			if pred.Limit > 0 && rv > 0 {
+				snapshot = rv
+			}
+		default:
+			return storage.NewError(storage.ErrCodeInvalidObj, key, 0, fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch))
+		}
+	}
+
+	// Read the candidates under the lock; decode and filter outside it.
+	// Without a filter a page needs limit+1 keys (one to know there are
+	// more); with one, all of them may be needed.
+	max := 0
+	if pred.Limit > 0 && pred.Empty() {
+		max = int(pred.Limit) + 1
+	}
+	b := s.b
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		return ErrClosed
+	}
+	cur := b.rev
+	switch {
+	case snapshot == 0:
+		if rv > cur {
+			b.mu.RUnlock()
+			return tooLarge(key, rv, cur)
+		}
+		snapshot = cur
+	case snapshot > cur:
+		b.mu.RUnlock()
+		return tooLarge(key, snapshot, cur)
+	case snapshot < b.minRev:
+		minRev := b.minRev
+		b.mu.RUnlock()
+		if continuing {
+			return storage.NewError(storage.ErrCodeExpired, key, snapshot, fmt.Sprintf(
+				"the provided continue parameter is too old to display a consistent list result (oldest readable revision %d); start a new list without the continue parameter", minRev))
+		}
+		return storage.NewError(storage.ErrCodeExpired, key, snapshot, fmt.Sprintf("the requested resource version has been compacted; the oldest readable revision is %d", minRev))
+	}
+	var kvs []kv
+	if opts.Recursive {
+		kvs = b.rangeLocked(from, storage.PrefixEnd(keyPrefix), snapshot, max, nil)
+	} else if rec := b.items[key]; rec != nil {
+		if v := rec.at(snapshot); v != nil {
+			kvs = []kv{{key: key, value: v}}
+		}
+	}
+	b.mu.RUnlock()
+
+	items, err := newItems(listObj, s.newFunc)
+	if err != nil {
+		return err
+	}
+	limit := int(pred.Limit)
+	if !opts.Recursive {
+		limit = 0
+	}
+	n := len(kvs)
+	if limit > 0 && n > limit {
+		n = limit
+	}
+	items.grow(n)
+	var lastKey string
+	more := false
+	for _, c := range kvs {
+		if limit > 0 && items.len() == limit {
+			// A further match means another page.
+			if pred.Empty() {
+				more = true
+				break
+			}
+			probe := s.newFunc()
+			if err := s.decode(c.key, c.value, probe); err != nil {
+				return err
+			}
+			ok, err := pred.Matches(probe)
+			if err != nil {
+				return err
+			}
+			if ok {
+				more = true
+				break
+			}
+			continue
+		}
+		obj := items.next()
+		if err := s.decode(c.key, c.value, obj); err != nil {
+			return err
+		}
+		ok, err := pred.Matches(obj)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			items.unnext()
+			continue
+		}
+		lastKey = c.key
+	}
+	items.done()
+	token := ""
+	if more {
+		if token, err = storage.EncodeContinue(lastKey+"\x00", keyPrefix, snapshot); err != nil {
+			return err
+		}
+	}
+	if err := storage.SetListResourceVersion(listObj, snapshot, token); err != nil {
+		return err
+	}
+	if m, err := meta.ListAccessor(listObj); err == nil {
+		m.SetRemainingItemCount(nil)
+	}
+	return nil
+}
+
+// parseRV parses a resourceVersion from a request about key.
+func parseRV(key, rv string) (uint64, error) {
+	n, err := storage.ParseResourceVersion(rv)
+	if err != nil {
+		if se, ok := err.(*storage.Error); ok {
+			se.Key = key
+		}
+		return 0, err
+	}
+	return n, nil
+}
+
+// tooLarge is the error for a read that asks for a revision not yet written.
+func tooLarge(key string, want, cur uint64) error {
+	return storage.NewError(storage.ErrCodeTooLargeResourceVersion, key, want,
+		fmt.Sprintf("too large resource version: %d, current: %d", want, cur))
+}
+
+// itemSlice fills the Items slice of a list object in place, decoding
+// straight into its elements.
+type itemSlice struct {
+	v       reflect.Value // the Items slice
+	newFunc func() runtime.Object
+	kind    reflect.Kind // of the element: Struct, Pointer or Interface
+}
+
+func newItems(listObj runtime.Object, newFunc func() runtime.Object) (*itemSlice, error) {
+	ptr, err := meta.GetItemsPtr(listObj)
+	if err != nil {
+		return nil, storage.NewError(storage.ErrCodeInvalidObj, "", 0, fmt.Sprintf("list object %T: %v", listObj, err))
+	}
+	v := reflect.ValueOf(ptr).Elem()
+	k := v.Type().Elem().Kind()
+	if k != reflect.Struct && k != reflect.Pointer && k != reflect.Interface {
+		return nil, storage.NewError(storage.ErrCodeInvalidObj, "", 0, fmt.Sprintf("list object %T: unsupported item type %v", listObj, v.Type().Elem()))
+	}
+	return &itemSlice{v: v, newFunc: newFunc, kind: k}, nil
+}
+
+func (s *itemSlice) grow(n int) { s.v.Set(reflect.MakeSlice(s.v.Type(), 0, n)) }
+
+func (s *itemSlice) len() int { return s.v.Len() }
+
+// next appends a zero item and returns it to decode into.
+func (s *itemSlice) next() runtime.Object {
+	n := s.v.Len()
+	if n < s.v.Cap() {
+		s.v.SetLen(n + 1)
+		s.v.Index(n).SetZero()
+	} else {
+		s.v.Set(reflect.Append(s.v, reflect.Zero(s.v.Type().Elem())))
+	}
+	e := s.v.Index(n)
+	switch s.kind {
+	case reflect.Struct:
+		return e.Addr().Interface().(runtime.Object)
+	case reflect.Pointer:
+		e.Set(reflect.New(e.Type().Elem()))
+		return e.Interface().(runtime.Object)
+	default:
+		obj := s.newFunc()
+		e.Set(reflect.ValueOf(obj))
+		return obj
+	}
+}
+
+// unnext drops the item next returned last.
+func (s *itemSlice) unnext() {
+	n := s.v.Len() - 1
+	s.v.Index(n).SetZero()
+	s.v.SetLen(n)
+}
+
+// done leaves an empty, non-nil Items so that it encodes as [].
+func (s *itemSlice) done() {
+	if s.v.IsNil() {
+		s.v.Set(reflect.MakeSlice(s.v.Type(), 0, 0))
+	}
+}

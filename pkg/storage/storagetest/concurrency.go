@@ -1,0 +1,3 @@
+package storagetest
+
+var concurrencyTests = []test{}
