@@ -110,7 +110,7 @@ func testGetResourceVersion(t *testing.T, b storage.Backend) {
 	rv := rvOf(t, c)
 	for _, tc := range []struct {
 		name, rv string
-		code storage.ErrorCode // 0: success
+		code     storage.ErrorCode // 0: success
 	}{
 		{"newest", "", 0},
 		{"any", "0", 0},

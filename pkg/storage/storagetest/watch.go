@@ -269,10 +269,10 @@ func testWatchPredicate(t *testing.T, b storage.Backend) {
 	}
 	c1 := create(t, s, newCM("ns", "a", "1", web))
 	create(t, s, newCM("ns", "b", "1", db))
-	u1 := updateFn(t, s, "ns", "a", setLabels(db))  // stops matching
+	u1 := updateFn(t, s, "ns", "a", setLabels(db))                               // stops matching
 	updateFn(t, s, "ns", "a", func(cm *corev1.ConfigMap) { cm.Data["v"] = "2" }) // not matching before or after
-	u3 := updateFn(t, s, "ns", "a", setLabels(web)) // starts matching
-	u4 := update(t, s, "ns", "a", "3")              // still matching
+	u3 := updateFn(t, s, "ns", "a", setLabels(web))                              // starts matching
+	u4 := update(t, s, "ns", "a", "3")                                           // still matching
 	updateFn(t, s, "ns", "b", func(cm *corev1.ConfigMap) { cm.Data["v"] = "2" })
 	d := del(t, s, "ns", "a")
 	_ = d
