@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,8 +41,9 @@ type Config struct {
 	// SyncHandler is called for every key taken from the queue. Required.
 	SyncHandler SyncHandler
 	// CacheSyncs are the HasSynced functions of the informers the handler
-	// reads from. Run starts no worker before all of them report true.
-	CacheSyncs []InformerSynced
+	// reads from, by a name for the logs (such as "pods"). Run starts no
+	// worker before all of them report true.
+	CacheSyncs map[string]InformerSynced
 	// MaxRetries is how many times a failing key is requeued before it is
 	// dropped. Defaults to DefaultMaxRetries; must not be negative. To never
 	// retry a particular error, wrap it with Terminal.
@@ -68,7 +70,7 @@ type Controller struct {
 	name         string
 	queue        Queue[string]
 	sync         SyncHandler
-	cacheSyncs   []InformerSynced
+	cacheSyncs   map[string]InformerSynced
 	maxRetries   int
 	clock        clock.WithTicker
 	pollInterval time.Duration
@@ -94,9 +96,9 @@ func New(cfg Config) (*Controller, error) {
 	case cfg.CacheSyncPollInterval < 0:
 		return nil, errors.New("controller: cache sync poll interval must not be negative")
 	}
-	for i, s := range cfg.CacheSyncs {
+	for name, s := range cfg.CacheSyncs {
 		if s == nil {
-			return nil, fmt.Errorf("controller: cache sync %d is nil", i)
+			return nil, fmt.Errorf("controller: cache sync %q is nil", name)
 		}
 	}
 	if cfg.MaxRetries == 0 {
@@ -167,15 +169,17 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 
 // waitForCacheSync polls the CacheSyncs until all report true or ctx ends.
 func (c *Controller) waitForCacheSync(ctx context.Context) bool {
-	synced := func() bool {
-		for _, s := range c.cacheSyncs {
+	pending := func() []string {
+		var names []string
+		for name, s := range c.cacheSyncs {
 			if !s() {
-				return false
+				names = append(names, name)
 			}
 		}
-		return true
+		slices.Sort(names)
+		return names
 	}
-	if synced() {
+	if len(pending()) == 0 {
 		return true
 	}
 	c.logger.Info("waiting for caches to sync")
@@ -184,10 +188,10 @@ func (c *Controller) waitForCacheSync(ctx context.Context) bool {
 	for {
 		select {
 		case <-ctx.Done():
-			c.logger.Info("gave up waiting for caches to sync", "err", context.Cause(ctx))
+			c.logger.Error("gave up waiting for caches to sync", "err", context.Cause(ctx), "unsynced", pending())
 			return false
 		case <-t.C():
-			if synced() {
+			if len(pending()) == 0 {
 				c.logger.Info("caches synced")
 				return true
 			}

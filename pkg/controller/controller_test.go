@@ -236,9 +236,9 @@ func TestRunWaitsForCachesAndShutsDown(t *testing.T) {
 		m := newFakeMetrics()
 		c, q := newTestController(t, Config{
 			Metrics: m,
-			CacheSyncs: []InformerSynced{
-				func() bool { return true },
-				func() bool { polls.Add(1); return synced.Load() },
+			CacheSyncs: map[string]InformerSynced{
+				"configmaps": func() bool { return true },
+				"secrets":    func() bool { polls.Add(1); return synced.Load() },
 			},
 			SyncHandler: func(_ context.Context, key string) error { handled.Store(key, true); return nil },
 		})
@@ -290,8 +290,10 @@ func TestRunWaitsForCachesAndShutsDown(t *testing.T) {
 func TestRunReturnsIfCachesNeverSync(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32
+		var logs bytes.Buffer
 		c, q := newTestController(t, Config{
-			CacheSyncs:  []InformerSynced{func() bool { return false }},
+			Logger:      slog.New(slog.NewTextHandler(&logs, nil)),
+			CacheSyncs:  map[string]InformerSynced{"pods": func() bool { return false }, "nodes": func() bool { return true }},
 			SyncHandler: func(context.Context, string) error { calls.Add(1); return nil },
 		})
 		c.EnqueueKey("k")
@@ -306,6 +308,9 @@ func TestRunReturnsIfCachesNeverSync(t *testing.T) {
 		}
 		if got := q.recorded(); got[len(got)-1] != "shutdown" {
 			t.Fatalf("queue not shut down: %v", got)
+		}
+		if !strings.Contains(logs.String(), "unsynced=[pods]") {
+			t.Fatalf("log does not name the unsynced cache:\n%s", logs.String())
 		}
 	})
 }
@@ -408,7 +413,7 @@ func TestNewValidates(t *testing.T) {
 		"no handler":    {Name: "x", Queue: newFakeQueue()},
 		"negative":      {Name: "x", Queue: newFakeQueue(), SyncHandler: h, MaxRetries: -1},
 		"negative poll": {Name: "x", Queue: newFakeQueue(), SyncHandler: h, CacheSyncPollInterval: -1},
-		"nil sync":      {Name: "x", Queue: newFakeQueue(), SyncHandler: h, CacheSyncs: []InformerSynced{nil}},
+		"nil sync":      {Name: "x", Queue: newFakeQueue(), SyncHandler: h, CacheSyncs: map[string]InformerSynced{"pods": nil}},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: accepted", name)
