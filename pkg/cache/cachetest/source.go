@@ -38,9 +38,10 @@ type event[T cache.Object] struct {
 	obj T
 }
 
-// Source is an in-memory fake API for objects of type T. Objects passed to
-// it become its own and are handed to clients as they are (shared, like an
-// informer cache): do not mutate them afterwards.
+// Source is an in-memory fake API for objects of type T. Create and Update
+// store a deep copy of what they are given; the objects it hands out (from
+// List, Watch, Get, Objects and the returns of Create, Update and Delete)
+// are shared with every client, like an informer cache: do not mutate them.
 type Source[T cache.Object] struct {
 	cfg Config
 
@@ -113,6 +114,7 @@ func (s *Source[T]) Create(obj T) (T, error) {
 	if err != nil {
 		return obj, err
 	}
+	obj = obj.DeepCopyObject().(T)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.objects[key]; ok {
@@ -129,6 +131,7 @@ func (s *Source[T]) Update(obj T) (T, error) {
 	if err != nil {
 		return obj, err
 	}
+	obj = obj.DeepCopyObject().(T)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.objects[key]; !ok {
