@@ -40,10 +40,3 @@ func (r *ring[E]) grow() {
 	}
 	r.buf, r.head = buf, 0
 }
-
-// clear drops every element.
-func (r *ring[E]) clear() {
-	for r.n > 0 {
-		r.pop()
-	}
-}
