@@ -1,0 +1,122 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/kplane/kplane/pkg/storage"
+)
+
+// generateNameAttempts is how often a create with generateName tries a new
+// random suffix when the name is taken.
+const generateNameAttempts = 8
+
+// serveCreate handles POST of a new object.
+func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request) {
+	f, err := s.negotiate(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	opts, err := parseWriteOptions(r, "CreateOptions")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	data, err := s.bodyJSON(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	obj := q.res.strategy.New()
+	warnings, err := decodeInto(data, obj, q.res.info.GVK, opts.fieldValidation)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	m := accessor(obj)
+	if q.res.info.Namespaced {
+		if m.GetNamespace() == "" {
+			m.SetNamespace(q.namespace)
+		} else if m.GetNamespace() != q.namespace {
+			s.writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+			return
+		}
+	}
+	out, err := s.createObject(r.Context(), q.res, q.namespace, obj, opts.dryRun)
+	if err != nil {
+		s.writeErrorFor(w, r, err, q.gr(), m.GetName())
+		return
+	}
+	addWarnings(w, warnings)
+	s.writeObject(w, r, http.StatusCreated, f, out)
+}
+
+// createObject defaults, validates and stores a new object, generating its
+// name from generateName when it has none.
+func (s *Server) createObject(ctx context.Context, res *resource, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	obj, generated, err := s.prepareCreate(ctx, res, namespace, obj)
+	if err != nil {
+		return nil, err
+	}
+	if dryRun {
+		return obj, nil
+	}
+	m := accessor(obj)
+	for attempt := 1; ; attempt++ {
+		out := res.strategy.New()
+		err := res.store.Create(ctx, res.key(m.GetNamespace(), m.GetName()), obj, out)
+		if err == nil {
+			res.setKind(out)
+			return out, nil
+		}
+		if !generated || !storage.IsExists(err) || attempt == generateNameAttempts {
+			return nil, toStatusError(err, res.gr(), m.GetName())
+		}
+		m.SetName(m.GetGenerateName() + utilrand.String(generatedSuffixLen))
+	}
+}
+
+// generatedSuffixLen is the length of the random suffix of a generated name.
+const generatedSuffixLen = 5
+
+// prepareCreate defaults, stamps and validates a new object, and reports
+// whether it generated the object's name.
+func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace string, obj runtime.Object) (runtime.Object, bool, error) {
+	m := accessor(obj)
+	if !res.info.Namespaced {
+		m.SetNamespace("")
+	}
+	if m.GetResourceVersion() != "" {
+		return nil, false, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	if res.info.Namespaced && namespace != "" {
+		if err := s.checkNamespace(ctx, namespace); err != nil {
+			return nil, false, err
+		}
+	}
+	res.strategy.Default(obj)
+	res.strategy.PrepareForCreate(obj)
+	m.SetUID(uuid.NewUUID())
+	m.SetCreationTimestamp(metav1.NewTime(s.clock.Now().Truncate(time.Second)))
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetManagedFields(nil)
+	m.SetSelfLink("")
+	generated := m.GetName() == "" && m.GetGenerateName() != ""
+	if generated {
+		m.SetName(m.GetGenerateName() + utilrand.String(generatedSuffixLen))
+	}
+	if errs := res.strategy.Validate(obj); len(errs) > 0 {
+		return nil, false, res.invalid(m.GetName(), errs)
+	}
+	res.setKind(obj)
+	return obj, generated, nil
+}

@@ -1,0 +1,130 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// writeOptions are the query parameters shared by create, update and patch.
+type writeOptions struct {
+	dryRun          bool
+	fieldValidation string // Strict, Warn (the default) or Ignore
+}
+
+// parseWriteOptions reads dryRun and fieldValidation; kind names the
+// options type in errors (CreateOptions, UpdateOptions, PatchOptions).
+func parseWriteOptions(r *http.Request, kind string) (writeOptions, error) {
+	q := r.URL.Query()
+	dryRun := q["dryRun"]
+	fv := q.Get("fieldValidation")
+	var errs field.ErrorList
+	errs = append(errs, metav1validation.ValidateDryRun(field.NewPath("dryRun"), dryRun)...)
+	errs = append(errs, metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), fv)...)
+	if len(errs) > 0 {
+		return writeOptions{}, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+	}
+	if fv == "" {
+		fv = metav1.FieldValidationWarn
+	}
+	return writeOptions{dryRun: len(dryRun) > 0, fieldValidation: fv}, nil
+}
+
+// readBody reads a request body of at most the configured size.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxRequestBodyBytes)
+	data, err := io.ReadAll(body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", s.cfg.MaxRequestBodyBytes))
+		}
+		return nil, apierrors.NewBadRequest("read request body: " + err.Error())
+	}
+	return data, nil
+}
+
+// bodyJSON reads an object body and returns it as JSON, converting YAML.
+// Protobuf and other types are refused with 415.
+func (s *Server) bodyJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	ct := r.Header.Get("Content-Type")
+	mt := "application/json"
+	if ct != "" {
+		var err error
+		if mt, _, err = mime.ParseMediaType(ct); err != nil {
+			return nil, unsupportedMediaType(ct)
+		}
+	}
+	switch mt {
+	case "application/json", "application/yaml", "application/x-yaml", "text/yaml":
+	default:
+		return nil, unsupportedMediaType(ct)
+	}
+	data, err := s.readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	if mt != "application/json" {
+		if data, err = yaml.YAMLToJSON(data); err != nil {
+			return nil, apierrors.NewBadRequest("yaml: " + err.Error())
+		}
+	}
+	return data, nil
+}
+
+// decodeInto decodes JSON data into obj, an object of kind gvk, enforcing
+// the field validation level. It returns the warnings to send (Warn) and a
+// 400 error for malformed data, a mismatched kind or, with Strict, unknown
+// and duplicate fields.
+func decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind, fieldValidation string) ([]string, error) {
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return nil, apierrors.NewBadRequest("the request body is empty; an object is required")
+	}
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(data, &tm); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
+	}
+	if tm.APIVersion != "" && tm.APIVersion != gvk.GroupVersion().String() {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, gvk.GroupVersion().String()))
+	}
+	if tm.Kind != "" && tm.Kind != gvk.Kind {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, gvk.Kind))
+	}
+	strict, err := kjson.UnmarshalStrict(data, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding %s: %v", gvk.Kind, err))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	if len(strict) == 0 {
+		return nil, nil
+	}
+	msgs := make([]string, len(strict))
+	for i, e := range strict {
+		msgs[i] = e.Error()
+	}
+	switch fieldValidation {
+	case metav1.FieldValidationStrict:
+		return nil, apierrors.NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+	case metav1.FieldValidationIgnore:
+		return nil, nil
+	default:
+		return msgs, nil
+	}
+}

@@ -1,0 +1,263 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kplane/kplane/pkg/storage"
+)
+
+// deleteAttempts bounds the retries of a delete racing other writers.
+const deleteAttempts = 10
+
+// undeletableNamespaces may never be deleted, as in Kubernetes.
+var undeletableNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
+
+// parseDeleteOptions reads DeleteOptions from the body (if any) and the
+// query, and validates them.
+func (s *Server) parseDeleteOptions(w http.ResponseWriter, r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	data, err := s.readBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, opts); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
+		}
+	}
+	v := r.URL.Query()
+	if g := v.Get("gracePeriodSeconds"); g != "" {
+		n, err := strconv.ParseInt(g, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", g))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if p := v.Get("propagationPolicy"); p != "" {
+		pp := metav1.DeletionPropagation(p)
+		opts.PropagationPolicy = &pp
+	}
+	if o := v.Get("orphanDependents"); o != "" {
+		b, err := strconv.ParseBool(o)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid orphanDependents %q", o))
+		}
+		opts.OrphanDependents = &b //nolint:staticcheck // still part of the API
+	}
+	if d, ok := v["dryRun"]; ok {
+		opts.DryRun = d
+	}
+	if errs := metav1validation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	if g := opts.GracePeriodSeconds; g != nil && *g < 0 {
+		// Kubernetes treats a negative grace period as "as soon as possible".
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+	}
+	return opts, nil
+}
+
+// serveDelete handles DELETE of one object.
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request) {
+	f, err := s.negotiate(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	opts, err := s.parseDeleteOptions(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out, deleted, err := s.deleteObject(r.Context(), q.res, q.namespace, q.name, opts)
+	if err != nil {
+		s.writeErrorFor(w, r, err, q.gr(), q.name)
+		return
+	}
+	code := http.StatusOK
+	//nolint:staticcheck // OrphanDependents is deprecated but still honoured.
+	if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents {
+		code = http.StatusAccepted
+	}
+	if deleted && !q.res.info.ReturnDeletedObject {
+		m := accessor(out)
+		writeJSON(w, code, &metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status:   metav1.StatusSuccess,
+			Details: &metav1.StatusDetails{
+				Name: q.name, Group: q.res.info.GVK.Group, Kind: q.res.info.Resource, UID: m.GetUID(),
+			},
+		})
+		return
+	}
+	s.writeObject(w, r, code, f, out)
+}
+
+// deleteObject deletes one object or, when it has finalizers or needs a
+// graceful deletion, marks it with a deletionTimestamp. It returns the
+// object's last state and whether it is gone.
+func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	if res.info.Resource == "namespaces" && res.info.GVK.Group == "" {
+		if slices.Contains(undeletableNamespaces, name) {
+			return nil, false, apierrors.NewForbidden(res.gr(), name, fmt.Errorf("this namespace may not be deleted"))
+		}
+	}
+	dryRun := len(opts.DryRun) > 0
+	key := res.key(namespace, name)
+	for attempt := 1; ; attempt++ {
+		cur := res.strategy.New()
+		if err := res.store.Get(ctx, key, storage.GetOptions{}, cur); err != nil {
+			return nil, false, err
+		}
+		res.setKind(cur)
+		m := accessor(cur)
+		if p := opts.Preconditions; p != nil {
+			if p.UID != nil && *p.UID != m.GetUID() {
+				return nil, false, apierrors.NewConflict(res.gr(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+			}
+			if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+				return nil, false, apierrors.NewConflict(res.gr(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+			}
+		}
+		uid, rv := m.GetUID(), m.GetResourceVersion()
+		pre := &storage.Preconditions{UID: &uid, ResourceVersion: &rv}
+
+		finalizers := deletionFinalizers(m.GetFinalizers(), opts)
+		graceful, grace := res.strategy.GracefulDelete(cur, opts.GracePeriodSeconds)
+		if len(finalizers) == 0 && !graceful {
+			if dryRun {
+				return cur, true, nil
+			}
+			if res.info.Resource == "namespaces" && res.info.GVK.Group == "" {
+				if err := s.deleteNamespaceContent(ctx, name); err != nil {
+					return nil, false, err
+				}
+			}
+			out := res.strategy.New()
+			err := res.store.Delete(ctx, key, out, pre, nil)
+			if storage.IsConflict(err) && attempt < deleteAttempts {
+				continue
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			res.setKind(out)
+			return out, true, nil
+		}
+
+		// Mark for deletion: the garbage collector, the owner of a
+		// finalizer or the node agent finishes it.
+		upd := cur.DeepCopyObject()
+		um := accessor(upd)
+		um.SetFinalizers(finalizers)
+		now := s.clock.Now()
+		if graceful {
+			deadline := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
+			old := um.GetDeletionTimestamp()
+			if old == nil || deadline.Before(old) {
+				um.SetDeletionTimestamp(&deadline)
+				um.SetDeletionGracePeriodSeconds(&grace)
+			}
+		} else if um.GetDeletionTimestamp() == nil {
+			ts := metav1.NewTime(now)
+			zero := int64(0)
+			um.SetDeletionTimestamp(&ts)
+			um.SetDeletionGracePeriodSeconds(&zero)
+		}
+		if res.info.Resource == "namespaces" && res.info.GVK.Group == "" {
+			if ns, ok := upd.(*corev1.Namespace); ok {
+				ns.Status.Phase = corev1.NamespaceTerminating
+			}
+		}
+		if dryRun {
+			return upd, false, nil
+		}
+		out := res.strategy.New()
+		err := res.store.GuaranteedUpdate(ctx, key, out, false, pre, func(runtime.Object) (runtime.Object, error) { return upd, nil })
+		if storage.IsConflict(err) && attempt < deleteAttempts {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		res.setKind(out)
+		return out, false, nil
+	}
+}
+
+// deletionFinalizers returns the finalizers an object gets from a delete
+// with opts: the garbage collector's orphan or foregroundDeletion finalizer
+// records the propagation policy, replacing the other one.
+func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
+	orphan := slices.Contains(current, metav1.FinalizerOrphanDependents)
+	foreground := slices.Contains(current, metav1.FinalizerDeleteDependents)
+	//nolint:staticcheck // OrphanDependents is deprecated but still honoured.
+	switch {
+	case opts.PropagationPolicy != nil:
+		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan
+		foreground = *opts.PropagationPolicy == metav1.DeletePropagationForeground
+	case opts.OrphanDependents != nil:
+		orphan = *opts.OrphanDependents
+		if orphan {
+			foreground = false
+		}
+	}
+	out := make([]string, 0, len(current)+1)
+	for _, f := range current {
+		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
+			out = append(out, f)
+		}
+	}
+	if orphan {
+		out = append(out, metav1.FinalizerOrphanDependents)
+	}
+	if foreground {
+		out = append(out, metav1.FinalizerDeleteDependents)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// deleteNamespaceContent deletes every object in a namespace that is being
+// deleted, immediately (grace period 0); objects with finalizers stay until
+// their finalizers are removed.
+func (s *Server) deleteNamespaceContent(ctx context.Context, ns string) error {
+	zero := int64(0)
+	opts := &metav1.DeleteOptions{GracePeriodSeconds: &zero}
+	for _, res := range s.resources {
+		if !res.info.Namespaced {
+			continue
+		}
+		list := res.strategy.NewList()
+		if err := res.store.GetList(ctx, res.prefix(ns), storage.ListOptions{Recursive: true}, list); err != nil {
+			return err
+		}
+		items, err := listItems(list)
+		if err != nil {
+			return err
+		}
+		for _, item := range items {
+			m := accessor(item)
+			if _, _, err := s.deleteObject(ctx, res, ns, m.GetName(), opts); err != nil && !storage.IsNotFound(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}

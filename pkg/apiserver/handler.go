@@ -1,0 +1,248 @@
+package apiserver
+
+import (
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// request is a parsed resource request.
+type request struct {
+	verb        string // get, list, watch, create, update, patch, delete or deletecollection
+	res         *resource
+	namespace   string
+	name        string
+	subresource string
+}
+
+// gr returns the group and resource the request concerns, for errors.
+func (q *request) gr() schema.GroupResource {
+	return schema.GroupResource{Group: q.res.info.GVK.Group, Resource: q.res.info.Resource}
+}
+
+// serveHTTP routes a request after the metrics wrapper.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case path == "/healthz" || path == "/livez" || path == "/readyz" ||
+		strings.HasPrefix(path, "/healthz/") || strings.HasPrefix(path, "/livez/") || strings.HasPrefix(path, "/readyz/"):
+		s.serveHealth(w, r)
+		return
+	case path == "/version" || path == "/version/":
+		s.serveVersion(w, r)
+		return
+	case path == "/openapi/v2" || strings.HasPrefix(path, "/openapi/"):
+		if s.cfg.OpenAPI == nil {
+			s.writeError(w, r, notFound())
+			return
+		}
+		s.cfg.OpenAPI.ServeHTTP(w, r)
+		return
+	case path == "/":
+		s.serveRoot(w, r)
+		return
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var gv schema.GroupVersion
+	var rest []string
+	switch parts[0] {
+	case "api":
+		if len(parts) == 1 {
+			s.serveAPIVersions(w, r)
+			return
+		}
+		gv, rest = schema.GroupVersion{Version: parts[1]}, parts[2:]
+	case "apis":
+		switch len(parts) {
+		case 1:
+			s.serveAPIGroupList(w, r)
+			return
+		case 2:
+			s.serveAPIGroup(w, r, parts[1])
+			return
+		}
+		gv, rest = schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
+	default:
+		s.writeError(w, r, notFound())
+		return
+	}
+	if len(rest) == 0 {
+		s.serveAPIResourceList(w, r, gv)
+		return
+	}
+	q, err := s.parseRequest(r, gv, rest)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rec := recordFrom(r.Context())
+	rec.verb = strings.ToUpper(q.verb)
+	if q.verb == "create" {
+		rec.verb = "POST"
+	}
+	if q.verb == "update" {
+		rec.verb = "PUT"
+	}
+	rec.group, rec.version, rec.resource, rec.subresource = gv.Group, gv.Version, q.res.info.Resource, q.subresource
+	switch {
+	case q.name != "":
+		rec.scope = "resource"
+	case q.namespace != "":
+		rec.scope = "namespace"
+	default:
+		rec.scope = "cluster"
+	}
+	switch q.verb {
+	case "get":
+		s.serveGet(w, r, q)
+	case "list":
+		s.serveList(w, r, q)
+	case "watch":
+		s.serveWatch(w, r, q)
+	case "create":
+		s.serveCreate(w, r, q)
+	case "update":
+		s.serveUpdate(w, r, q)
+	case "patch":
+		s.servePatch(w, r, q)
+	case "delete":
+		s.serveDelete(w, r, q)
+	case "deletecollection":
+		s.serveDeleteCollection(w, r, q)
+	}
+}
+
+// parseRequest resolves a resource path below /api/{v} or /apis/{g}/{v},
+// following kube-apiserver's request info rules.
+func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []string) (*request, error) {
+	watchPath := false
+	if parts[0] == "watch" {
+		watchPath = true
+		parts = parts[1:]
+	}
+	q := &request{}
+	if len(parts) >= 2 && parts[0] == "namespaces" {
+		q.namespace = parts[1]
+		// /namespaces/{name}/status and /finalize are namespace subresources.
+		if len(parts) > 2 && parts[2] != "status" && parts[2] != "finalize" {
+			parts = parts[2:]
+		}
+	}
+	if len(parts) == 0 || len(parts) > 3 {
+		return nil, notFound()
+	}
+	res := s.resources[gv.WithResource(parts[0])]
+	if res == nil {
+		return nil, notFound()
+	}
+	q.res = res
+	if len(parts) > 1 {
+		q.name = parts[1]
+	}
+	if len(parts) > 2 {
+		q.subresource = parts[2]
+	}
+	if res.info.Resource == "namespaces" && gv.Group == "" && q.namespace != "" {
+		// /api/v1/namespaces/{name}[/status]: the namespace is the object.
+		q.name, q.namespace = q.namespace, ""
+	}
+	for _, seg := range []string{q.namespace, q.name} {
+		if seg == "." || seg == ".." {
+			return nil, apierrors.NewBadRequest("name may not be \".\" or \"..\"")
+		}
+	}
+	if !res.info.Namespaced && q.namespace != "" {
+		return nil, notFound()
+	}
+	switch q.subresource {
+	case "":
+	case "status":
+		if !res.info.Status {
+			return nil, notFound()
+		}
+	case "scale":
+		if !res.info.Scale {
+			return nil, notFound()
+		}
+	default:
+		return nil, notFound()
+	}
+	isWatch := watchPath || r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1"
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		switch {
+		case isWatch:
+			q.verb = "watch"
+		case q.name == "":
+			q.verb = "list"
+		default:
+			q.verb = "get"
+		}
+	case http.MethodPost:
+		q.verb = "create"
+	case http.MethodPut:
+		q.verb = "update"
+	case http.MethodPatch:
+		q.verb = "patch"
+	case http.MethodDelete:
+		q.verb = "delete"
+		if q.name == "" {
+			q.verb = "deletecollection"
+		}
+	default:
+		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+	}
+	// Which verbs each kind of path supports.
+	needsName := q.verb == "get" || q.verb == "update" || q.verb == "patch" || q.verb == "delete"
+	switch {
+	case needsName && q.name == "":
+		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+	case q.verb == "create" && q.name != "":
+		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+	case q.subresource != "" && q.verb != "get" && q.verb != "update" && q.verb != "patch":
+		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+	case watchPath && q.verb != "watch":
+		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+	case res.info.Namespaced && q.namespace == "" && (q.name != "" || q.verb == "create" || q.verb == "deletecollection"):
+		// Namespaced objects are only addressed inside their namespace.
+		return nil, notFound()
+	}
+	return q, nil
+}
+
+// serveHealth answers /healthz, /livez and /readyz (and their checks).
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/readyz") {
+		if _, err := s.cfg.Backend.CurrentRevision(r.Context()); err != nil {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("[-]storage failed: " + err.Error() + "\nreadyz check failed\n"))
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if _, verbose := r.URL.Query()["verbose"]; verbose {
+		name := strings.TrimPrefix(strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0], "/")
+		_, _ = w.Write([]byte("[+]ping ok\n[+]storage ok\n" + name + " check passed\n"))
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
+}
+
+// serveRoot lists the paths the server serves, as kube-apiserver does on /.
+func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
+	paths := []string{"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/readyz", "/version"}
+	for _, gv := range s.groups {
+		if gv.Group != "" {
+			paths = append(paths, "/apis/"+gv.Group, "/apis/"+gv.String())
+		}
+	}
+	if s.cfg.OpenAPI != nil {
+		paths = append(paths, "/openapi/v2", "/openapi/v3")
+	}
+	writeJSON(w, http.StatusOK, map[string][]string{"paths": paths})
+}

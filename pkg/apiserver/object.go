@@ -1,0 +1,89 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kplane/kplane/pkg/storage"
+)
+
+// key is the storage key of one object.
+func (res *resource) key(namespace, name string) string {
+	if res.info.Namespaced {
+		return "/" + res.info.Resource + "/" + namespace + "/" + name
+	}
+	return "/" + res.info.Resource + "/" + name
+}
+
+// prefix is the storage key a list or watch covers, recursively.
+func (res *resource) prefix(namespace string) string {
+	if res.info.Namespaced && namespace != "" {
+		return "/" + res.info.Resource + "/" + namespace
+	}
+	return "/" + res.info.Resource
+}
+
+func (res *resource) gr() schema.GroupResource {
+	return schema.GroupResource{Group: res.info.GVK.Group, Resource: res.info.Resource}
+}
+
+func (res *resource) gk() schema.GroupKind { return res.info.GVK.GroupKind() }
+
+// setKind sets the object's apiVersion and kind to the resource's.
+func (res *resource) setKind(obj runtime.Object) {
+	obj.GetObjectKind().SetGroupVersionKind(res.info.GVK)
+}
+
+// setListKind sets a list's apiVersion and kind, and clears its items'
+// (kube-apiserver's list items carry no apiVersion or kind).
+func (res *resource) setListKind(list runtime.Object) {
+	list.GetObjectKind().SetGroupVersionKind(res.info.GVK.GroupVersion().WithKind(res.info.GVK.Kind + "List"))
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		return nil
+	})
+}
+
+func accessor(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		// Every served type has ObjectMeta; registry guarantees it.
+		panic(fmt.Sprintf("apiserver: %T has no metadata: %v", obj, err))
+	}
+	return m
+}
+
+// invalid returns the 422 answer for validation errors.
+func (res *resource) invalid(name string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(res.gk(), name, errs)
+}
+
+// checkNamespace makes sure a namespaced object may be created in ns: the
+// namespace exists and is not being deleted.
+func (s *Server) checkNamespace(ctx context.Context, ns string) error {
+	nsres := s.resources[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	if nsres == nil {
+		return nil
+	}
+	obj := &corev1.Namespace{}
+	if err := nsres.store.Get(ctx, nsres.key("", ns), storage.GetOptions{}, obj); err != nil {
+		if storage.IsNotFound(err) {
+			return apierrors.NewNotFound(nsres.gr(), ns)
+		}
+		return err
+	}
+	if obj.DeletionTimestamp != nil || obj.Status.Phase == corev1.NamespaceTerminating {
+		err := apierrors.NewForbidden(nsres.gr(), ns, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", ns), Field: "metadata.namespace"}}
+		return err
+	}
+	return nil
+}

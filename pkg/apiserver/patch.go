@@ -1,0 +1,151 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/kplane/kplane/pkg/apiserver/internal/patch"
+)
+
+// servePatch handles PATCH of an object, its status or its scale with a
+// JSON patch, a merge patch or a strategic merge patch. The patch applies
+// to the stored state inside the storage's compare-and-swap loop; a patch
+// that yields an invalid object stores nothing.
+func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) {
+	f, err := s.negotiate(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	pt := types.PatchType(mt)
+	switch pt {
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
+		s.writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: "server-side apply is not supported; use a json, merge or strategic merge patch (kubectl apply without --server-side)",
+		}})
+		return
+	default:
+		s.writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json; got %q", ct),
+		}})
+		return
+	}
+	opts, err := parseWriteOptions(r, "PatchOptions")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !json.Valid(body) {
+		s.writeError(w, r, apierrors.NewBadRequest("the patch is not valid JSON"))
+		return
+	}
+	var warnings []string
+	var compute computeFunc
+	if q.subresource == "scale" {
+		compute = scaleCompute(q, func(cur *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+			out := &autoscalingv1.Scale{}
+			w, err := applyPatch(pt, body, cur, out, scaleGVK, opts.fieldValidation)
+			warnings = w
+			return out, err
+		})
+	} else {
+		compute = func(current runtime.Object) (runtime.Object, error) {
+			q.res.setKind(current)
+			out := q.res.strategy.New()
+			w, err := applyPatch(pt, body, current, out, q.res.info.GVK, opts.fieldValidation)
+			warnings = w
+			if err != nil {
+				return nil, err
+			}
+			if err := checkNameAndNamespace(q, out); err != nil {
+				return nil, err
+			}
+			q.res.strategy.Default(out)
+			return out, nil
+		}
+	}
+	// A patch never creates an object.
+	missingCheck := compute
+	compute = func(current runtime.Object) (runtime.Object, error) {
+		if accessor(current).GetResourceVersion() == "" {
+			return nil, apierrors.NewNotFound(q.gr(), q.name)
+		}
+		return missingCheck(current)
+	}
+	out, _, err := s.write(r.Context(), q, opts.dryRun, compute)
+	if err != nil {
+		s.writeErrorFor(w, r, err, q.gr(), q.name)
+		return
+	}
+	addWarnings(w, warnings)
+	s.writeResult(w, r, q, http.StatusOK, f, out)
+}
+
+// applyPatch patches the JSON of current and decodes the result into out.
+func applyPatch(pt types.PatchType, body []byte, current, out runtime.Object, gvk schema.GroupVersionKind, fieldValidation string) ([]string, error) {
+	doc, err := json.Marshal(current)
+	if err != nil {
+		return nil, err
+	}
+	var patched []byte
+	switch pt {
+	case types.JSONPatchType:
+		patched, err = patch.JSONPatch(doc, body)
+	case types.MergePatchType:
+		patched, err = patch.MergePatch(doc, body)
+	case types.StrategicMergePatchType:
+		schemaObj := current.DeepCopyObject()
+		patched, err = strategicpatch.StrategicMergePatch(doc, body, schemaObj)
+		if err != nil {
+			err = interpretStrategicError(err)
+		}
+	}
+	if err != nil {
+		var se *apierrors.StatusError
+		switch {
+		case errors.As(err, &se):
+			return nil, se
+		case errors.Is(err, patch.ErrBadPatch):
+			return nil, apierrors.NewBadRequest(err.Error())
+		default:
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+	}
+	return decodeInto(patched, out, gvk, fieldValidation)
+}
+
+// interpretStrategicError maps strategic merge patch failures to the codes
+// kube-apiserver answers with.
+func interpretStrategicError(err error) error {
+	switch {
+	case errors.Is(err, mergepatch.ErrBadJSONDoc), errors.Is(err, mergepatch.ErrBadPatchFormatForPrimitiveList),
+		errors.Is(err, mergepatch.ErrBadPatchFormatForRetainKeys), errors.Is(err, mergepatch.ErrBadPatchFormatForSetElementOrderList),
+		errors.Is(err, mergepatch.ErrUnsupportedStrategicMergePatchFormat):
+		return apierrors.NewBadRequest(err.Error())
+	case errors.Is(err, mergepatch.ErrNoListOfLists), errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys):
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return apierrors.NewBadRequest(err.Error())
+}

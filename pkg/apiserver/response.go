@@ -1,0 +1,171 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// format is a response encoding chosen from the Accept header.
+type format int
+
+const (
+	formatJSON format = iota
+	formatYAML
+	formatTable
+)
+
+// mediaRange is one entry of an Accept header.
+type mediaRange struct {
+	typ    string // "application/json"
+	params map[string]string
+}
+
+// parseAccept splits an Accept header into media ranges in the client's
+// order of preference (q=0 entries dropped; equal q keeps header order).
+func parseAccept(header string) []mediaRange {
+	var out []mediaRange
+	var qs []float64
+	for part := range strings.SplitSeq(header, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		typ, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			q = parseQ(v)
+		}
+		if q <= 0 {
+			continue
+		}
+		// Stable insertion by descending q.
+		i := len(out)
+		for i > 0 && qs[i-1] < q {
+			i--
+		}
+		out = append(out[:i], append([]mediaRange{{typ: typ, params: params}}, out[i:]...)...)
+		qs = append(qs[:i], append([]float64{q}, qs[i:]...)...)
+	}
+	return out
+}
+
+func parseQ(v string) float64 {
+	// q is 0..1 with up to three decimals; anything unparsable counts as 1.
+	var whole, frac float64
+	var scale = 1.0
+	seenDot := false
+	for _, c := range v {
+		switch {
+		case c == '.' && !seenDot:
+			seenDot = true
+		case c >= '0' && c <= '9' && !seenDot:
+			whole = whole*10 + float64(c-'0')
+		case c >= '0' && c <= '9':
+			scale /= 10
+			frac += float64(c-'0') * scale
+		default:
+			return 1
+		}
+	}
+	return whole + frac
+}
+
+// negotiate picks the response format for an object request.
+func (s *Server) negotiate(r *http.Request) (format, error) {
+	accept := r.Header.Get("Accept")
+	if strings.TrimSpace(accept) == "" {
+		return formatJSON, nil
+	}
+	for _, m := range parseAccept(accept) {
+		as := m.params["as"]
+		switch m.typ {
+		case "application/json", "*/*", "application/*":
+			switch {
+			case as == "":
+				return formatJSON, nil
+			case as == "Table" && m.params["g"] == "meta.k8s.io" && (m.params["v"] == "v1" || m.params["v"] == "v1beta1") && s.cfg.Table != nil:
+				return formatTable, nil
+			}
+		case "application/yaml":
+			if as == "" {
+				return formatYAML, nil
+			}
+		}
+	}
+	return 0, notAcceptable()
+}
+
+// writeJSON writes v as a JSON response.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+	_, _ = w.Write([]byte("\n"))
+}
+
+// writeObject writes obj in the negotiated format.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, f format, obj runtime.Object) {
+	switch f {
+	case formatTable:
+		table, err := s.cfg.Table(obj, s.clock.Now())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		table.APIVersion, table.Kind = metav1.SchemeGroupVersion.String(), "Table"
+		writeJSON(w, code, table)
+	case formatYAML:
+		data, err := json.Marshal(obj)
+		if err == nil {
+			data, err = yaml.JSONToYAML(data)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/yaml")
+		w.WriteHeader(code)
+		_, _ = w.Write(data)
+	default:
+		writeJSON(w, code, obj)
+	}
+}
+
+// addWarnings sets one Warning header per message, in the format of
+// kube-apiserver (code 299, agent "-").
+func addWarnings(w http.ResponseWriter, warnings []string) {
+	for _, msg := range warnings {
+		w.Header().Add("Warning", `299 - "`+escapeWarning(msg)+`"`)
+	}
+}
+
+func escapeWarning(msg string) string {
+	var b strings.Builder
+	for _, c := range msg {
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		case c < 0x20 || c == 0x7f:
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}

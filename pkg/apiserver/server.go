@@ -1,0 +1,245 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/utils/clock"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kplane/kplane/pkg/registry"
+	"github.com/kplane/kplane/pkg/storage"
+)
+
+// DefaultMaxRequestBodyBytes is the largest request body accepted, as in
+// kube-apiserver (3 MiB); larger bodies get 413.
+const DefaultMaxRequestBodyBytes = 3 << 20
+
+// SystemNamespaces are created by New when missing.
+var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
+
+// Config configures a Server. Only Backend is required.
+type Config struct {
+	// Backend stores every resource. The Server does not close it.
+	Backend storage.Backend
+	// Codec encodes objects for the Backend. Default storage.JSONCodec.
+	Codec storage.Codec
+	// Resources are the served resources. Default registry.Builtin().
+	Resources []registry.Strategy
+	// Clock stamps creation and deletion times and drives watch timeouts.
+	// Default the real clock.
+	Clock clock.WithTicker
+	// Logger receives request errors and lifecycle messages. Default: discarded.
+	Logger *slog.Logger
+	// Registerer receives the server's metrics and Gatherer serves them on
+	// /metrics. Default: a private registry used for both.
+	Registerer prometheus.Registerer
+	Gatherer   prometheus.Gatherer
+	// Version is served on /version. Default: the Kubernetes version of the
+	// API types kplane is built with.
+	Version *version.Info
+	// MaxRequestBodyBytes caps request bodies. Default DefaultMaxRequestBodyBytes.
+	MaxRequestBodyBytes int64
+	// MinRequestTimeout is the base of the random timeout (between one and
+	// two times it) of a watch that sets no timeoutSeconds. Default 30m.
+	MinRequestTimeout time.Duration
+	// ShutdownTimeout bounds how long Run waits for requests to finish
+	// after its context ends before closing connections. Default 10s.
+	ShutdownTimeout time.Duration
+	// OpenAPI, when not nil, serves /openapi/v2 and /openapi/v3 (and below).
+	OpenAPI http.Handler
+	// Table, when not nil, converts objects and lists to metav1.Table for
+	// clients that ask for as=Table (kubectl get).
+	Table TableConvertor
+}
+
+// TableConvertor renders an object or a list as a metav1.Table.
+type TableConvertor func(obj runtime.Object, now time.Time) (*metav1.Table, error)
+
+// Server is a Kubernetes API server over a storage.Backend.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	clock   clock.WithTicker
+	metrics *metrics
+	// resources maps group/version/resource to what serves it; read only after New.
+	resources map[schema.GroupVersionResource]*resource
+	// groups lists the served group versions in discovery order.
+	groups  []schema.GroupVersion
+	handler http.Handler
+}
+
+// resource is one served resource and its store.
+type resource struct {
+	info     registry.Info
+	strategy registry.Strategy
+	store    storage.Interface
+	// fieldLabels are the fields a field selector may use.
+	fieldLabels map[string]bool
+}
+
+// New returns a Server for cfg and creates the system namespaces in the
+// Backend when they are missing. It starts no goroutines.
+func New(cfg Config) (*Server, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("apiserver: Backend is required")
+	}
+	if cfg.Codec == nil {
+		cfg.Codec = storage.JSONCodec{}
+	}
+	if cfg.Resources == nil {
+		cfg.Resources = registry.Builtin()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registerer == nil && cfg.Gatherer == nil {
+		reg := prometheus.NewRegistry()
+		cfg.Registerer, cfg.Gatherer = reg, reg
+	}
+	if cfg.Registerer == nil || cfg.Gatherer == nil {
+		return nil, errors.New("apiserver: give both Registerer and Gatherer, or neither")
+	}
+	if cfg.Version == nil {
+		cfg.Version = defaultVersion()
+	}
+	if cfg.MaxRequestBodyBytes <= 0 {
+		cfg.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if cfg.MinRequestTimeout <= 0 {
+		cfg.MinRequestTimeout = 30 * time.Minute
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		clock:     cfg.Clock,
+		resources: map[schema.GroupVersionResource]*resource{},
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	seen := map[schema.GroupVersion]bool{}
+	for _, st := range cfg.Resources {
+		info := st.Info()
+		gvr := info.GroupVersionResource()
+		if _, dup := s.resources[gvr]; dup {
+			return nil, fmt.Errorf("apiserver: resource %s registered twice", gvr)
+		}
+		store, err := cfg.Backend.Storage(storage.ResourceConfig{Codec: cfg.Codec, NewFunc: st.New, NewListFunc: st.NewList})
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: storage for %s: %w", gvr, err)
+		}
+		labels := map[string]bool{}
+		for _, f := range st.FieldLabels() {
+			labels[f] = true
+		}
+		s.resources[gvr] = &resource{info: info, strategy: st, store: store, fieldLabels: labels}
+		if gv := info.GVK.GroupVersion(); !seen[gv] {
+			seen[gv] = true
+			s.groups = append(s.groups, gv)
+		}
+	}
+	s.handler = s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock)
+	if err := s.ensureSystemNamespaces(context.Background()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ensureSystemNamespaces creates the namespaces every cluster has.
+func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
+	ns := s.resources[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	if ns == nil {
+		return nil
+	}
+	for _, name := range systemNamespaces {
+		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		_, err := s.createObject(ctx, ns, "", obj, false)
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("apiserver: create namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Handler returns the server's HTTP handler, usable with httptest.NewServer.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// stopKey carries a channel, closed when Run begins to shut down, in the
+// contexts of the requests it serves, so that open watches end promptly.
+type stopKey struct{}
+
+// Run serves HTTP on ln until ctx ends, then stops accepting connections,
+// ends open watches, waits up to Config.ShutdownTimeout for other requests
+// to finish and returns after every handler has returned. It closes ln.
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	stop := make(chan struct{})
+	base := context.WithValue(context.WithoutCancel(ctx), stopKey{}, (<-chan struct{})(stop))
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info("serving", "address", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("apiserver: serve: %w", err)
+	case <-ctx.Done():
+	}
+	close(stop)
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if err != nil {
+		// Handlers still running past the deadline: cut their connections.
+		_ = srv.Close()
+	}
+	<-errc // Serve returns ErrServerClosed once Shutdown or Close began.
+	s.log.Info("stopped")
+	if err != nil {
+		return fmt.Errorf("apiserver: shutdown: %w", err)
+	}
+	return nil
+}
+
+// stopping returns the channel closed when the serving Run shuts down, or
+// nil when the request is not served by Run.
+func stopping(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(stopKey{}).(<-chan struct{})
+	return ch
+}
+
+func defaultVersion() *version.Info {
+	return &version.Info{
+		Major:        "1",
+		Minor:        "37",
+		GitVersion:   "v1.37.2+kplane",
+		GitTreeState: "clean",
+		GoVersion:    goVersion(),
+		Compiler:     goCompiler(),
+		Platform:     goPlatform(),
+	}
+}

@@ -1,0 +1,229 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kplane/kplane/pkg/storage"
+)
+
+var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+
+// serveUpdate handles PUT of an object, its status or its scale.
+func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request) {
+	f, err := s.negotiate(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	opts, err := parseWriteOptions(r, "UpdateOptions")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	data, err := s.bodyJSON(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var compute computeFunc
+	var warnings []string
+	if q.subresource == "scale" {
+		scale := &autoscalingv1.Scale{}
+		if warnings, err = decodeInto(data, scale, scaleGVK, opts.fieldValidation); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := checkNameAndNamespace(q, scale); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		compute = scaleCompute(q, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
+	} else {
+		obj := q.res.strategy.New()
+		if warnings, err = decodeInto(data, obj, q.res.info.GVK, opts.fieldValidation); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := checkNameAndNamespace(q, obj); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		q.res.strategy.Default(obj)
+		compute = func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }
+	}
+	out, created, err := s.write(r.Context(), q, opts.dryRun, compute)
+	if err != nil {
+		s.writeErrorFor(w, r, err, q.gr(), q.name)
+		return
+	}
+	addWarnings(w, warnings)
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	s.writeResult(w, r, q, code, f, out)
+}
+
+// writeResult answers with out, or its scale for the scale subresource.
+func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, q *request, code int, f format, out runtime.Object) {
+	if q.subresource == "scale" {
+		scale, err := q.res.strategy.Scale(out)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out = scale
+	}
+	s.writeObject(w, r, code, f, out)
+}
+
+// checkNameAndNamespace makes a body's name and namespace agree with the URL,
+// filling in a missing namespace.
+func checkNameAndNamespace(q *request, obj runtime.Object) error {
+	m := accessor(obj)
+	if m.GetName() != q.name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), q.name))
+	}
+	if !q.res.info.Namespaced {
+		m.SetNamespace("")
+		return nil
+	}
+	if m.GetNamespace() == "" {
+		m.SetNamespace(q.namespace)
+	} else if m.GetNamespace() != q.namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// computeFunc returns the state the client asks for, given the stored one
+// (a zero object when it is missing). For the status subresource only the
+// status of the result counts; for scale, the result is the whole object
+// with the new replicas.
+type computeFunc func(current runtime.Object) (runtime.Object, error)
+
+// scaleCompute adapts a change of the Scale view into a computeFunc.
+func scaleCompute(q *request, change func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error)) computeFunc {
+	return func(current runtime.Object) (runtime.Object, error) {
+		cur, err := q.res.strategy.Scale(current)
+		if err != nil {
+			return nil, err
+		}
+		scale, err := change(cur)
+		if err != nil {
+			return nil, err
+		}
+		if scale.Spec.Replicas < 0 {
+			return nil, apierrors.NewInvalid(scaleGVK.GroupKind(), q.name, field.ErrorList{
+				field.Invalid(field.NewPath("spec", "replicas"), scale.Spec.Replicas, "must be greater than or equal to 0"),
+			})
+		}
+		obj := current.DeepCopyObject()
+		if err := q.res.strategy.SetReplicas(obj, scale.Spec.Replicas); err != nil {
+			return nil, err
+		}
+		m := accessor(obj)
+		if scale.ResourceVersion != "" {
+			m.SetResourceVersion(scale.ResourceVersion)
+		}
+		if scale.UID != "" {
+			m.SetUID(scale.UID)
+		}
+		return obj, nil
+	}
+}
+
+// write runs an update (or a create, for resources that allow create on
+// update) through the strategy and storage. It returns the stored object
+// and whether it was created. With dryRun nothing is stored.
+func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute computeFunc) (runtime.Object, bool, error) {
+	res := q.res
+	key := res.key(q.namespace, q.name)
+	allowCreate := res.info.AllowCreateOnUpdate && q.subresource == ""
+	created := false
+	tryUpdate := func(current runtime.Object) (runtime.Object, error) {
+		created = false
+		obj, err := compute(current)
+		if err != nil {
+			return nil, err
+		}
+		if accessor(current).GetResourceVersion() == "" {
+			// Missing and the resource allows create on update.
+			if !allowCreate {
+				return nil, apierrors.NewNotFound(res.gr(), q.name)
+			}
+			created = true
+			accessor(obj).SetResourceVersion("")
+			obj, _, err := s.prepareCreate(ctx, res, q.namespace, obj)
+			return obj, err
+		}
+		return s.prepareUpdate(res, q.subresource, obj, current)
+	}
+	if dryRun {
+		current := res.strategy.New()
+		if err := res.store.Get(ctx, key, storage.GetOptions{IgnoreNotFound: allowCreate}, current); err != nil {
+			return nil, false, err
+		}
+		out, err := tryUpdate(current)
+		return out, created, err
+	}
+	out := res.strategy.New()
+	if err := res.store.GuaranteedUpdate(ctx, key, out, allowCreate, nil, tryUpdate); err != nil {
+		return nil, false, err
+	}
+	res.setKind(out)
+	// Removing the last finalizer of an object being deleted completes the delete.
+	m := accessor(out)
+	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 &&
+		(m.GetDeletionGracePeriodSeconds() == nil || *m.GetDeletionGracePeriodSeconds() == 0) {
+		rv, uid := m.GetResourceVersion(), m.GetUID()
+		deleted := res.strategy.New()
+		err := res.store.Delete(ctx, key, deleted, &storage.Preconditions{ResourceVersion: &rv, UID: &uid}, nil)
+		if err != nil && !storage.IsNotFound(err) && !storage.IsConflict(err) {
+			return nil, false, err
+		}
+	}
+	return out, created, nil
+}
+
+// prepareUpdate turns the client's new state into the object to store.
+func (s *Server) prepareUpdate(res *resource, subresource string, obj, current runtime.Object) (runtime.Object, error) {
+	m, cm := accessor(obj), accessor(current)
+	if rv := m.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
+		return nil, apierrors.NewConflict(res.gr(), cm.GetName(), fmt.Errorf("%s", conflictMessage))
+	}
+	if uid := m.GetUID(); uid != "" && uid != cm.GetUID() {
+		return nil, apierrors.NewConflict(res.gr(), cm.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cm.GetUID()))
+	}
+	if subresource == "status" {
+		obj = res.strategy.PrepareForStatusUpdate(obj, current)
+	} else {
+		res.strategy.PrepareForUpdate(obj, current)
+	}
+	m = accessor(obj)
+	// The server owns these fields; clients cannot change them by update.
+	m.SetUID(cm.GetUID())
+	m.SetCreationTimestamp(cm.GetCreationTimestamp())
+	m.SetDeletionTimestamp(cm.GetDeletionTimestamp())
+	m.SetDeletionGracePeriodSeconds(cm.GetDeletionGracePeriodSeconds())
+	m.SetManagedFields(nil)
+	m.SetSelfLink("")
+	m.SetResourceVersion(cm.GetResourceVersion())
+	errs := res.strategy.ValidateUpdate(obj, current)
+	if cm.GetDeletionTimestamp() != nil {
+		errs = append(errs, apivalidation.ValidateNoNewFinalizers(m.GetFinalizers(), cm.GetFinalizers(), field.NewPath("metadata", "finalizers"))...)
+	}
+	if len(errs) > 0 {
+		return nil, res.invalid(m.GetName(), errs)
+	}
+	res.setKind(obj)
+	return obj, nil
+}

@@ -1,0 +1,165 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kplane/kplane/pkg/storage"
+)
+
+// watchEvent is one line of a watch stream, as metav1.WatchEvent encodes.
+type watchEvent struct {
+	Type   watch.EventType `json:"type"`
+	Object json.RawMessage `json:"object"`
+}
+
+// serveWatch streams the changes of a collection (or of one named object)
+// as newline-delimited JSON events until the client goes away, the
+// timeout passes, the storage ends the watch or the server shuts down.
+//
+// A resourceVersion too old to resume from is answered, as kube-apiserver
+// does, with a 200 stream holding one ERROR event whose Status is 410
+// Expired; clients then relist.
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) {
+	f, err := s.negotiate(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	opts, err := parseListOptions(r, q)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	timeout := time.Duration(float64(s.cfg.MinRequestTimeout) * (1 + rand.Float64()))
+	if t := opts.timeoutSeconds; t != nil && *t > 0 {
+		timeout = time.Duration(*t) * time.Second
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	watcher, err := q.res.store.Watch(ctx, q.res.prefix(q.namespace), opts.storage)
+	if err != nil {
+		se := toStatusError(err, q.gr(), q.name)
+		if se.ErrStatus.Code != http.StatusGone {
+			s.writeErrorFor(w, r, err, q.gr(), q.name)
+			return
+		}
+		// Too old: a stream holding one ERROR event.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(s.encodeEvent(q.res, storage.Event{Type: watch.Error, Object: &se.ErrStatus}, f))
+		return
+	}
+	defer watcher.Stop()
+
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		s.log.Debug("watch: flush not supported", "err", err)
+	}
+	timer := s.clock.NewTimer(timeout)
+	defer timer.Stop()
+	stop := stopping(r.Context())
+	events := watcher.ResultChan()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return
+		case <-timer.C():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			if ev.Type == watch.Bookmark && !opts.allowWatchBookmarks {
+				continue
+			}
+			if _, err := w.Write(s.encodeEvent(q.res, ev, f)); err != nil {
+				return
+			}
+			// Batch a burst of events into one flush.
+			if len(events) == 0 {
+				if err := rc.Flush(); err != nil {
+					return
+				}
+			}
+			if ev.Type == watch.Error {
+				_ = rc.Flush()
+				return
+			}
+		}
+	}
+}
+
+// encodeEvent renders one event as a JSON line.
+func (s *Server) encodeEvent(res *resource, ev storage.Event, f format) []byte {
+	var obj []byte
+	var err error
+	switch {
+	case ev.Type == watch.Error:
+		st, ok := ev.Object.(*metav1.Status)
+		if !ok {
+			st = &apierrors.NewInternalError(fmt.Errorf("watch error: %v", ev.Object)).ErrStatus
+		}
+		cp := *st
+		cp.Kind, cp.APIVersion = "Status", "v1"
+		if cp.Status == "" {
+			cp.Status = metav1.StatusFailure
+		}
+		obj, err = json.Marshal(&cp)
+	case f == formatTable && ev.Type != watch.Bookmark:
+		var table *metav1.Table
+		if table, err = s.cfg.Table(ev.Object, s.clock.Now()); err == nil {
+			table.APIVersion, table.Kind = metav1.SchemeGroupVersion.String(), "Table"
+			obj, err = json.Marshal(table)
+		}
+	case ev.Raw != nil:
+		obj = withTypeMeta(ev.Raw, res.info.GVK)
+	default:
+		if obj, err = json.Marshal(ev.Object); err == nil {
+			obj = withTypeMeta(obj, res.info.GVK)
+		}
+	}
+	if err != nil {
+		st := apierrors.NewInternalError(fmt.Errorf("encode watch event: %w", err)).ErrStatus
+		st.Kind, st.APIVersion = "Status", "v1"
+		obj, _ = json.Marshal(&st)
+		ev.Type = watch.Error
+	}
+	line, _ := json.Marshal(watchEvent{Type: ev.Type, Object: obj})
+	return append(line, '\n')
+}
+
+// withTypeMeta makes sure an encoded object starts with its kind and
+// apiVersion; objects stored by the server already do, and shared event
+// objects must not be mutated to add them.
+func withTypeMeta(raw []byte, gvk schema.GroupVersionKind) []byte {
+	if bytes.HasPrefix(raw, []byte(`{"kind":`)) || bytes.HasPrefix(raw, []byte(`{"apiVersion":`)) || len(raw) < 2 || raw[0] != '{' {
+		return raw
+	}
+	head := fmt.Sprintf(`{"kind":%q,"apiVersion":%q`, gvk.Kind, gvk.GroupVersion().String())
+	out := make([]byte, 0, len(raw)+len(head)+1)
+	out = append(out, head...)
+	rest := bytes.TrimSpace(raw[1:])
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
+}
+
+var _ runtime.Object = (*metav1.Status)(nil)
