@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/utils/clock"
 
@@ -169,3 +170,32 @@ func (b *Backend) Close() error {
 }
 
 var errClosed = errors.New("etcd storage: backend is closed")
+
+// Compact discards the history before revision rev: reads and watches
+// from older revisions fail with storage.ErrCodeExpired afterwards.
+// Compacting to a revision that is already compacted does nothing.
+func (b *Backend) Compact(ctx context.Context, rev uint64) error {
+	if b.ctx.Err() != nil {
+		return errClosed
+	}
+	if _, err := b.client.Compact(ctx, int64(rev)); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+		return fmt.Errorf("etcd storage: compact to revision %d: %w", rev, err)
+	}
+	return nil
+}
+
+// RequestWatchProgress asks etcd to send every open watch of this
+// Backend a progress notification now; watches opened with
+// ProgressNotify turn it into a Bookmark at the current revision (a watch
+// that still has events to deliver gets them first).
+func (b *Backend) RequestWatchProgress(ctx context.Context) error {
+	if b.ctx.Err() != nil {
+		return errClosed
+	}
+	// Watches run on the stream of a require-leader context; the request
+	// must travel on the same stream.
+	if err := b.client.RequestProgress(clientv3.WithRequireLeader(ctx)); err != nil {
+		return fmt.Errorf("etcd storage: request watch progress: %w", err)
+	}
+	return nil
+}

@@ -17,6 +17,7 @@ var (
 	sharedOnce sync.Once
 	shared     *Embedded
 	sharedErr  error
+	sharedDir  string
 	prefixSeq  atomic.Int64
 )
 
@@ -27,6 +28,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "close embedded etcd:", err)
 			code = 1
 		}
+		os.RemoveAll(sharedDir)
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -41,12 +43,10 @@ func TestMain(m *testing.M) {
 func sharedEtcd(t testing.TB) *Embedded {
 	t.Helper()
 	sharedOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kplane-etcd-test-")
-		if err != nil {
-			sharedErr = err
+		if sharedDir, sharedErr = os.MkdirTemp("", "kplane-etcd-test-"); sharedErr != nil {
 			return
 		}
-		shared, sharedErr = StartEmbedded(context.Background(), EmbeddedConfig{DataDir: dir, UnsafeNoFsync: true})
+		shared, sharedErr = StartEmbedded(context.Background(), EmbeddedConfig{DataDir: sharedDir, UnsafeNoFsync: true})
 	})
 	if sharedErr != nil {
 		t.Fatalf("start embedded etcd: %v", sharedErr)

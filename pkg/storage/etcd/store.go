@@ -30,11 +30,25 @@ var _ storage.Interface = (*store)(nil)
 // fetches while it fills a page.
 const maxListBatch = 10000
 
+// etcdKey validates the key of one object and returns its etcd key.
 func (s *store) etcdKey(key string) (string, error) {
-	if err := checkKey(key); err != nil {
+	if err := storage.ValidateKey(key); err != nil {
 		return "", err
 	}
 	return s.b.prefix + key, nil
+}
+
+// etcdPrefix validates the key of a list or watch and returns the etcd key
+// it covers: the key itself, or with recursive every key below it.
+func (s *store) etcdPrefix(key string, recursive bool) (string, error) {
+	if recursive {
+		if err := storage.ValidatePrefix(key); err != nil {
+			return "", err
+		}
+	} else if err := storage.ValidateKey(key); err != nil {
+		return "", err
+	}
+	return s.b.prefix + storage.KeyPrefix(key, recursive), nil
 }
 
 // decode decodes data into out and sets its resourceVersion to rev.
@@ -174,26 +188,6 @@ func (s *store) stateFrom(key string, kvs []*mvccpb.KeyValue) (*current, error) 
 	return &current{obj: obj, data: kv.Value, rev: kv.ModRevision}, nil
 }
 
-// checkPreconditions tests p against obj.
-func checkPreconditions(key string, p *storage.Preconditions, obj runtime.Object) error {
-	if p == nil {
-		return nil
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, err.Error())
-	}
-	if p.UID != nil && *p.UID != m.GetUID() {
-		return storage.NewError(storage.ErrCodeInvalidObj, key, 0,
-			fmt.Sprintf("precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
-	}
-	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
-		return storage.NewError(storage.ErrCodeResourceVersionConflicts, key, 0,
-			fmt.Sprintf("precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
-	}
-	return nil
-}
-
 // GuaranteedUpdate implements storage.Interface.
 func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool, precond *storage.Preconditions, tryUpdate storage.UpdateFunc) error {
 	if err := s.closed(); err != nil {
@@ -214,7 +208,7 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			}
 			cur.obj = s.newFunc()
 		}
-		if err := checkPreconditions(key, precond, cur.obj); err != nil {
+		if err := precond.Check(key, cur.obj); err != nil {
 			return err
 		}
 		// cur.obj was decoded for this attempt alone: it is tryUpdate's to change.
@@ -268,7 +262,7 @@ func (s *store) Delete(ctx context.Context, key string, out runtime.Object, prec
 		if cur.obj == nil {
 			return storage.NewError(storage.ErrCodeKeyNotFound, key, 0, "")
 		}
-		if err := checkPreconditions(key, precond, cur.obj); err != nil {
+		if err := precond.Check(key, cur.obj); err != nil {
 			return err
 		}
 		if validate != nil {
@@ -302,8 +296,11 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if err := s.closed(); err != nil {
 		return err
 	}
-	k, err := s.etcdKey(key)
+	keyPrefix, err := s.etcdPrefix(key, opts.Recursive)
 	if err != nil {
+		return err
+	}
+	if err := opts.Predicate.Validate(); err != nil {
 		return err
 	}
 	listMeta, err := meta.ListAccessor(listObj)
@@ -317,10 +314,6 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	pred := opts.Predicate
 	// keyPrefix is what every listed key starts with; a continue token
 	// names its start key relative to it.
-	keyPrefix := k
-	if opts.Recursive {
-		keyPrefix = k + "/"
-	}
 	rangeEnd := clientv3.GetPrefixRangeEnd(keyPrefix)
 	start := keyPrefix
 	var withRev int64
@@ -332,11 +325,11 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 			return storage.NewError(storage.ErrCodeInvalidContinue, key, 0, "specifying resource version is not allowed when using continue")
 		}
-		tokenRV, startKey, err := decodeContinue(key, pred.Continue)
+		fromKey, tokenRV, err := storage.DecodeContinue(pred.Continue, keyPrefix)
 		if err != nil {
 			return err
 		}
-		withRev, start = tokenRV, keyPrefix+startKey
+		withRev, start = int64(tokenRV), fromKey
 	default:
 		switch opts.ResourceVersionMatch {
 		case metav1.ResourceVersionMatchExact:
@@ -363,7 +356,7 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	limit := pred.Limit
 	paging := limit > 0 && opts.Recursive
 	batch := limit
-	if !everything(pred) && paging && batch < 100 {
+	if !pred.Empty() && paging && batch < 100 {
 		// Filtered pages usually need more keys than they return.
 		batch = 100
 	}
@@ -407,7 +400,7 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 			if err := s.decode(string(kv.Key), kv.Value, kv.ModRevision, obj); err != nil {
 				return err
 			}
-			ok, err := matches(pred, obj)
+			ok, err := pred.Matches(obj)
 			if err != nil {
 				return err
 			}
@@ -425,16 +418,16 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if err := meta.SetList(listObj, items); err != nil {
 		return err
 	}
-	listMeta.SetResourceVersion(fmt.Sprint(withRev))
+	listMeta.SetResourceVersion(storage.FormatResourceVersion(uint64(withRev)))
 	listMeta.SetContinue("")
 	listMeta.SetRemainingItemCount(nil)
 	if paging && hasMore {
-		token, err := encodeContinue(withRev, lastKey[len(keyPrefix):]+"\x00")
+		token, err := storage.EncodeContinue(lastKey+"\x00", keyPrefix, uint64(withRev))
 		if err != nil {
 			return err
 		}
 		listMeta.SetContinue(token)
-		if everything(pred) && remaining > 0 {
+		if pred.Empty() && remaining > 0 {
 			listMeta.SetRemainingItemCount(&remaining)
 		}
 	}

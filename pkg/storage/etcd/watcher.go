@@ -45,8 +45,11 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if err := s.closed(); err != nil {
 		return nil, err
 	}
-	k, err := s.etcdKey(key)
+	k, err := s.etcdPrefix(key, opts.Recursive)
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.Predicate.Validate(); err != nil {
 		return nil, err
 	}
 	rv, err := parseRV(key, opts.ResourceVersion)
@@ -119,15 +122,13 @@ func (w *watcher) run(ctx context.Context, k string, rv uint64) {
 	}
 
 	ops := []clientv3.OpOption{clientv3.WithRev(start + 1), clientv3.WithPrevKV()}
-	watchKey := k
 	if w.opts.Recursive {
-		watchKey = k + "/"
 		ops = append(ops, clientv3.WithPrefix())
 	}
 	if w.opts.ProgressNotify {
 		ops = append(ops, clientv3.WithProgressNotify())
 	}
-	wch := w.s.b.client.Watch(clientv3.WithRequireLeader(ctx), watchKey, ops...)
+	wch := w.s.b.client.Watch(clientv3.WithRequireLeader(ctx), k, ops...)
 	for {
 		var resp clientv3.WatchResponse
 		var ok bool
@@ -183,8 +184,7 @@ func (w *watcher) run(ctx context.Context, k string, rv uint64) {
 func (w *watcher) sendInitialEvents(ctx context.Context, k string, rev int64) (int64, error) {
 	start, end := k, ""
 	if w.opts.Recursive {
-		start = k + "/"
-		end = clientv3.GetPrefixRangeEnd(start)
+		end = clientv3.GetPrefixRangeEnd(k)
 	}
 	for {
 		ops := []clientv3.OpOption{clientv3.WithLimit(initialEventsBatch)}
@@ -206,7 +206,7 @@ func (w *watcher) sendInitialEvents(ctx context.Context, k string, rev int64) (i
 			if err := w.s.decode(string(kv.Key), kv.Value, kv.ModRevision, obj); err != nil {
 				return 0, err
 			}
-			ok, err := matches(w.opts.Predicate, obj)
+			ok, err := w.opts.Predicate.Matches(obj)
 			if err != nil {
 				return 0, err
 			}
@@ -246,13 +246,13 @@ func (w *watcher) transform(e *clientv3.Event) (ev storage.Event, ok bool, err e
 	pred := w.opts.Predicate
 	curOK := false
 	if cur != nil {
-		if curOK, err = matches(pred, cur); err != nil {
+		if curOK, err = pred.Matches(cur); err != nil {
 			return ev, false, err
 		}
 	}
 	prevOK := false
 	if prev != nil && !e.IsCreate() {
-		if prevOK, err = matches(pred, prev); err != nil {
+		if prevOK, err = pred.Matches(prev); err != nil {
 			return ev, false, err
 		}
 	}
