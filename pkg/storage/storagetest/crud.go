@@ -371,8 +371,8 @@ func testDelete(t *testing.T, b storage.Backend) {
 	if out.Data["v"] != "2" || out.UID != c.UID {
 		t.Errorf("Delete returned %+v, want the last state", out)
 	}
-	if got := rvOf(t, out); got != rvOf(t, u) && got != rev {
-		t.Errorf("deleted object's resourceVersion %d is neither its last (%s) nor the delete's (%d)", got, u.ResourceVersion, rev)
+	if got := rvOf(t, out); got != rev {
+		t.Errorf("deleted object's resourceVersion %d, want the delete's revision %d", got, rev)
 	}
 	err := s.Get(ctx, cmKey("ns", "a"), storage.GetOptions{}, &corev1.ConfigMap{})
 	if !storage.IsNotFound(err) {

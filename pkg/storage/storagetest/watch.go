@@ -158,8 +158,8 @@ func testWatchFromRevision(t *testing.T, b storage.Backend) {
 	} else if rvOfString(del.PrevObject) != cb.ResourceVersion {
 		t.Errorf("Deleted PrevObject resourceVersion %s, want the last state's %s", rvOfString(del.PrevObject), cb.ResourceVersion)
 	}
-	if db.ResourceVersion != rvString(delRev) && db.ResourceVersion != cb.ResourceVersion {
-		t.Errorf("Delete returned resourceVersion %s", db.ResourceVersion)
+	if db.ResourceVersion != rvString(delRev) {
+		t.Errorf("Delete returned resourceVersion %s, want the delete's revision %d", db.ResourceVersion, delRev)
 	}
 	// Live changes follow the replay.
 	ua3 := update(t, s, "ns", "a", "3")
