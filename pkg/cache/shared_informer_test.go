@@ -399,3 +399,27 @@ func TestNewSharedIndexInformerValidates(t *testing.T) {
 	}
 	_ = errors.New
 }
+
+func TestWaitForCacheSync(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		ready := false
+		isReady := func() bool { mu.Lock(); defer mu.Unlock(); return ready }
+		done := make(chan bool)
+		go func() { done <- cache.WaitForCacheSync(context.Background(), func() bool { return true }, isReady) }()
+		time.Sleep(time.Second)
+		mu.Lock()
+		ready = true
+		mu.Unlock()
+		if !<-done {
+			t.Error("WaitForCacheSync = false once synced")
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { done <- cache.WaitForCacheSync(ctx, func() bool { return false }) }()
+		time.Sleep(time.Second)
+		cancel()
+		if <-done {
+			t.Error("WaitForCacheSync = true on a cancelled context")
+		}
+	})
+}
