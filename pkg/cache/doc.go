@@ -1,4 +1,31 @@
 // Package cache is the informer machinery: a thread-safe indexed store, the
 // DeltaFIFO with its tombstones, the reflector that lists and watches through
-// a ListerWatcher, shared informers and generic listers.
+// a ListerWatcher, shared informers and generic listers. Everything is
+// generic over the object type T (such as *corev1.Pod).
+//
+// Guarantees:
+//
+//   - Indexer: safe for concurrent use; readers take no lock and never block
+//     the writer or each other (every write publishes an immutable
+//     copy-on-write snapshot, O(log n) per write); every read sees one
+//     consistent state; Replace is atomic; a write that fails (no name, a
+//     failing index function) changes nothing.
+//   - Shared objects: what the cache, listers and handlers hand out is shared
+//     by every reader. Never mutate it; DeepCopy first.
+//   - DeltaFIFO: a key is queued once, with all its pending changes in order;
+//     consecutive deletes collapse; a relist that finds a known object gone
+//     produces a Deleted delta carrying a DeletedFinalStateUnknown tombstone
+//     with the last known state.
+//   - Reflector: after a dropped watch it resumes from the last
+//     resourceVersion seen (bookmarks included) without relisting; on 410 it
+//     relists; after errors it backs off exponentially with jitter, capped;
+//     the initial state is streamed by a watch-list when the server supports
+//     it, else listed page by page.
+//   - SharedIndexInformer: the cache is updated before handlers are told;
+//     each handler is called from its own goroutine, one call at a time, in
+//     the order changes were observed, from its own unbounded queue, so a
+//     slow handler delays only itself (its backlog is visible through
+//     Registration.Pending and logged as it grows); a handler added late
+//     first receives the current content as synthetic adds; Run returns only
+//     after every goroutine it started has exited.
 package cache
