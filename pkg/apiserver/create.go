@@ -30,13 +30,8 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request)
 		s.writeError(w, r, err)
 		return
 	}
-	data, err := s.bodyJSON(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	obj := q.res.strategy.New()
-	warnings, err := decodeInto(data, obj, q.res.info.GVK, opts.fieldValidation)
+	warnings, err := s.decodeBody(w, r, obj, q.res.info.GVK, opts.fieldValidation)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

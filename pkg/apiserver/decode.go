@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,9 +62,17 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return data, nil
 }
 
-// bodyJSON reads an object body and returns it as JSON, converting YAML.
-// Protobuf and other types are refused with 415.
-func (s *Server) bodyJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// protobufType is the media type of Kubernetes' protobuf encoding.
+const protobufType = "application/vnd.kubernetes.protobuf"
+
+// protobufMagic starts every protobuf-encoded Kubernetes object.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// decodeBody reads an object body into obj, an object of kind gvk. JSON
+// and YAML bodies are decoded with the field validation level; protobuf
+// bodies (what client-go's typed clients and kubectl send by default) are
+// decoded from the Kubernetes envelope. Other types are refused with 415.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, obj runtime.Object, gvk schema.GroupVersionKind, fieldValidation string) ([]string, error) {
 	ct := r.Header.Get("Content-Type")
 	mt := "application/json"
 	if ct != "" {
@@ -73,7 +82,7 @@ func (s *Server) bodyJSON(w http.ResponseWriter, r *http.Request) ([]byte, error
 		}
 	}
 	switch mt {
-	case "application/json", "application/yaml", "application/x-yaml", "text/yaml":
+	case "application/json", "application/yaml", "application/x-yaml", "text/yaml", protobufType:
 	default:
 		return nil, unsupportedMediaType(ct)
 	}
@@ -81,12 +90,43 @@ func (s *Server) bodyJSON(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	if mt != "application/json" {
+	switch mt {
+	case protobufType:
+		return nil, decodeProtobuf(data, obj, gvk)
+	case "application/json":
+	default:
 		if data, err = yaml.YAMLToJSON(data); err != nil {
 			return nil, apierrors.NewBadRequest("yaml: " + err.Error())
 		}
 	}
-	return data, nil
+	return decodeInto(data, obj, gvk, fieldValidation)
+}
+
+// decodeProtobuf decodes a protobuf envelope (magic, then a runtime.Unknown
+// holding apiVersion, kind and the object's bytes) into obj.
+func decodeProtobuf(data []byte, obj runtime.Object, gvk schema.GroupVersionKind) error {
+	if !bytes.HasPrefix(data, protobufMagic) {
+		return apierrors.NewBadRequest("protobuf body does not start with the Kubernetes protobuf magic number")
+	}
+	var u runtime.Unknown
+	if err := u.Unmarshal(data[len(protobufMagic):]); err != nil {
+		return apierrors.NewBadRequest("protobuf envelope: " + err.Error())
+	}
+	if u.APIVersion != "" && u.APIVersion != gvk.GroupVersion().String() || u.Kind != "" && u.Kind != gvk.Kind {
+		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s, %s) does not match the expected kind (%s)", u.APIVersion, u.Kind, gvk.String()))
+	}
+	if u.ContentEncoding != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("protobuf content encoding %q is not supported", u.ContentEncoding))
+	}
+	pb, ok := obj.(interface{ Unmarshal([]byte) error })
+	if !ok {
+		return unsupportedMediaType(protobufType)
+	}
+	if err := pb.Unmarshal(u.Raw); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("error decoding %s from protobuf: %v", gvk.Kind, err))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return nil
 }
 
 // decodeInto decodes JSON data into obj, an object of kind gvk, enforcing

@@ -108,7 +108,7 @@ func notFound() error {
 func unsupportedMediaType(contentType string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
-		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got %q", contentType),
+		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got %q", contentType),
 		Reason:  metav1.StatusReasonUnsupportedMediaType,
 		Code:    http.StatusUnsupportedMediaType,
 	}}

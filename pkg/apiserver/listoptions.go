@@ -149,4 +149,3 @@ func parseListOptions(r *http.Request, q *request) (*listOptions, error) {
 	}
 	return out, nil
 }
-

@@ -28,16 +28,11 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 		s.writeError(w, r, err)
 		return
 	}
-	data, err := s.bodyJSON(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var compute computeFunc
 	var warnings []string
 	if q.subresource == "scale" {
 		scale := &autoscalingv1.Scale{}
-		if warnings, err = decodeInto(data, scale, scaleGVK, opts.fieldValidation); err != nil {
+		if warnings, err = s.decodeBody(w, r, scale, scaleGVK, opts.fieldValidation); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -48,7 +43,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 		compute = scaleCompute(q, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
 	} else {
 		obj := q.res.strategy.New()
-		if warnings, err = decodeInto(data, obj, q.res.info.GVK, opts.fieldValidation); err != nil {
+		if warnings, err = s.decodeBody(w, r, obj, q.res.info.GVK, opts.fieldValidation); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kplane/kplane/pkg/apiserver"
+	"github.com/kplane/kplane/pkg/storage"
+	"github.com/kplane/kplane/pkg/storage/etcd"
+	"github.com/kplane/kplane/pkg/storage/memory"
+)
+
+// apiServerOptions are the flags of `kplane apiserver`.
+type apiServerOptions struct {
+	bindAddress   string
+	port          int
+	storage       string
+	etcdServers   []string
+	etcdPrefix    string
+	dataDir       string
+	kubeconfigOut string
+	log           logOptions
+}
+
+func newAPIServerCommand() *cobra.Command {
+	o := &apiServerOptions{}
+	cmd := &cobra.Command{
+		Use:   "apiserver",
+		Short: "Serve the Kubernetes API",
+		Long: `Serve the Kubernetes API over plain HTTP and write a kubeconfig for it.
+
+Storage: --storage=memory keeps everything in this process (lost on exit).
+--storage=etcd stores in etcd: the --etcd-servers cluster when given,
+otherwise an etcd member embedded in this process with its data in
+<data-dir>/etcd, which survives restarts.
+
+The server stops cleanly on SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), cmd)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.bindAddress, "bind-address", "127.0.0.1", "address to listen on")
+	f.IntVar(&o.port, "port", 6443, "port to listen on; 0 picks a free port")
+	f.StringVar(&o.storage, "storage", "memory", "storage backend: memory or etcd")
+	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "etcd client URLs for --storage=etcd; empty runs an embedded etcd in <data-dir>/etcd")
+	f.StringVar(&o.etcdPrefix, "etcd-prefix", "/registry", "key prefix in etcd")
+	f.StringVar(&o.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
+	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "where to write a kubeconfig for the server (default <data-dir>/kubeconfig; \"-\" writes none)")
+	o.log.addFlags(cmd)
+	return cmd
+}
+
+func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
+	logger, err := o.log.logger()
+	if err != nil {
+		return err
+	}
+	if o.port < 0 || o.port > 65535 {
+		return fmt.Errorf("--port %d out of range", o.port)
+	}
+	if net.ParseIP(o.bindAddress) == nil && o.bindAddress != "localhost" {
+		return fmt.Errorf("--bind-address %q is not an IP address", o.bindAddress)
+	}
+	backend, runBackend, closeBackend, err := o.openStorage(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer closeBackend()
+
+	srv, err := apiserver.New(apiserver.Config{Backend: backend, Logger: logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.bindAddress, strconv.Itoa(o.port)))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	u := url.URL{Scheme: "http", Host: ln.Addr().String()}
+	if err := o.writeKubeconfig(u.String()); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "kplane apiserver serving on %s\n", u.String())
+	if path := o.kubeconfigPath(); path != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "kubeconfig written to %s (kubectl --kubeconfig %s get pods)\n", path, path)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var backendErr error
+	if runBackend != nil {
+		wg.Go(func() {
+			if err := runBackend(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				backendErr = err
+				logger.Error("storage stopped", "err", err)
+				cancel()
+			}
+		})
+	}
+	err = srv.Run(ctx, ln)
+	cancel()
+	wg.Wait()
+	return errors.Join(err, backendErr)
+}
+
+// openStorage opens the backend the flags select. run, when not nil, is
+// the backend's background work; closeFn releases everything.
+func (o *apiServerOptions) openStorage(ctx context.Context, logger *slog.Logger) (storage.Backend, func(context.Context) error, func(), error) {
+	switch o.storage {
+	case "memory":
+		b, err := memory.New(memory.Config{Logger: logger})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return b, nil, func() { _ = b.Close() }, nil
+	case "etcd":
+		cfg := etcd.Config{Prefix: o.etcdPrefix, Logger: logger}
+		var emb *etcd.Embedded
+		if len(o.etcdServers) > 0 {
+			cfg.Endpoints = o.etcdServers
+		} else {
+			dir := filepath.Join(o.dataDir, "etcd")
+			var err error
+			emb, err = etcd.StartEmbedded(ctx, etcd.EmbeddedConfig{DataDir: dir, Logger: logger})
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("start embedded etcd in %s: %w", dir, err)
+			}
+			cfg.Client = emb.Client()
+		}
+		b, err := etcd.New(cfg)
+		if err != nil {
+			if emb != nil {
+				_ = emb.Close()
+			}
+			return nil, nil, nil, err
+		}
+		return b, b.Run, func() {
+			_ = b.Close()
+			if emb != nil {
+				_ = emb.Close()
+			}
+		}, nil
+	default:
+		return nil, nil, nil, fmt.Errorf("--storage must be memory or etcd, not %q", o.storage)
+	}
+}
+
+func (o *apiServerOptions) kubeconfigPath() string {
+	switch o.kubeconfigOut {
+	case "-":
+		return ""
+	case "":
+		return filepath.Join(o.dataDir, "kubeconfig")
+	default:
+		return o.kubeconfigOut
+	}
+}
+
+// writeKubeconfig writes a kubeconfig whose current context is the server.
+func (o *apiServerOptions) writeKubeconfig(server string) error {
+	path := o.kubeconfigPath()
+	if path == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(kubeconfig(server)), 0o600); err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// kubeconfig renders a kubeconfig for an unauthenticated HTTP server.
+func kubeconfig(server string) string {
+	return strings.TrimLeft(`
+apiVersion: v1
+kind: Config
+clusters:
+- name: kplane
+  cluster:
+    server: `+server+`
+users:
+- name: kplane
+  user: {}
+contexts:
+- name: kplane
+  context:
+    cluster: kplane
+    user: kplane
+    namespace: default
+current-context: kplane
+`, "\n")
+}
