@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 )
@@ -35,6 +36,9 @@ type InformerConfig[T Object] struct {
 	PageSize         int64
 	InitialBackoff   time.Duration
 	MaxBackoff       time.Duration
+	// TweakListOptions, if set, edits the options of every List and Watch
+	// (label and field selectors).
+	TweakListOptions func(*metav1.ListOptions)
 	// Clock drives backoff and resync. Default: the real clock.
 	Clock clock.WithTicker
 	// Logger receives diagnostics. Default: slog.Default().
@@ -264,6 +268,7 @@ func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
 		Clock:             s.cfg.Clock,
 		Logger:            s.cfg.Logger,
 		WatchErrorHandler: s.watchErrorHandler,
+		TweakListOptions:  s.cfg.TweakListOptions,
 	})
 	if err != nil {
 		// The config was validated by NewSharedIndexInformer.
