@@ -1,0 +1,460 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/btree"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kplane/kplane/pkg/storage"
+)
+
+// entry is one object in a cache's state. obj is shared: read only.
+type entry struct {
+	key string
+	obj runtime.Object
+}
+
+func entryLess(a, b *entry) bool { return a.key < b.key }
+
+// event is one change in a cache's window, shared by every watcher.
+type event struct {
+	key  string
+	rev  uint64
+	cur  runtime.Object // the new state; nil for a deletion
+	prev runtime.Object // the state before; nil for a creation
+
+	// tomb is prev stamped with rev: what a watcher that loses sight of
+	// the object gets as a Deleted event. Made on first use.
+	tombOnce sync.Once
+	tomb     runtime.Object
+}
+
+func (e *event) tombstone() runtime.Object {
+	e.tombOnce.Do(func() {
+		if e.tomb != nil {
+			return
+		}
+		t := e.prev.DeepCopyObject()
+		if m, err := meta.Accessor(t); err == nil {
+			m.SetResourceVersion(strconv.FormatUint(e.rev, 10))
+		}
+		e.tomb = t
+	})
+	return e.tomb
+}
+
+// progressRequester is a backend that can ask its watches for a Bookmark
+// at its current revision now, as the etcd backend can.
+type progressRequester interface {
+	RequestWatchProgress(ctx context.Context) error
+}
+
+// compactor is a backend that compacts on demand.
+type compactor interface {
+	Compact(ctx context.Context, rev uint64) error
+}
+
+// cache holds the current state and the recent events of one resource
+// root ("/pods"), fed by one backend watch of it.
+type cache struct {
+	s    *store
+	root string
+	// prefix is root + "/": every key the cache holds starts with it.
+	prefix string
+
+	mu sync.RWMutex
+	// ready is false until the first list and again while relisting.
+	ready bool
+	// changed is closed (and replaced) whenever rev or ready changes.
+	changed chan struct{}
+	// rev is the revision the state is current to.
+	rev   uint64
+	state *btree.BTreeG[*entry]
+	// window is a ring of the latest events, oldest at head; it holds
+	// every change after windowStart.
+	window      []*event
+	head, count int
+	windowStart uint64
+	watchers    map[*watcher]struct{}
+	// written is the newest revision a write through this Cacher to the
+	// cache's keys got; reads at "0" wait for the cache to reach it.
+	written uint64
+}
+
+func newCache(s *store, root string) *cache {
+	return &cache{
+		s:        s,
+		root:     root,
+		prefix:   root + "/",
+		changed:  make(chan struct{}),
+		state:    btree.NewG(32, entryLess),
+		window:   make([]*event, s.c.cfg.WindowSize),
+		watchers: map[*watcher]struct{}{},
+	}
+}
+
+// notifyLocked wakes everyone waiting for the cache to change.
+func (c *cache) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// run keeps the cache in sync with the backend until ctx ends: list, then
+// watch from the list's revision; relist after any watch failure.
+func (c *cache) run(ctx context.Context) {
+	cfg := c.s.c.cfg
+	delay := cfg.MinRetryDelay
+	for {
+		err := c.listAndWatch(ctx)
+		c.reset()
+		if ctx.Err() != nil {
+			return
+		}
+		c.s.c.logger.Warn("cacher: relisting after watch failure", "root", c.root, "error", err)
+		t := cfg.Clock.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		delay = min(2*delay, cfg.MaxRetryDelay)
+		if err == nil {
+			delay = cfg.MinRetryDelay
+		}
+	}
+}
+
+func (c *cache) listAndWatch(ctx context.Context) error {
+	list := c.s.rc.NewListFunc()
+	if err := c.s.inner.GetList(ctx, c.root, storage.ListOptions{Recursive: true}, list); err != nil {
+		return fmt.Errorf("list %s: %w", c.root, err)
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return err
+	}
+	rev, err := strconv.ParseUint(lm.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return fmt.Errorf("list %s: bad resourceVersion %q", c.root, lm.GetResourceVersion())
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	noInitial := false
+	w, err := c.s.inner.Watch(ctx, c.root, storage.ListOptions{
+		Recursive:         true,
+		ResourceVersion:   lm.GetResourceVersion(),
+		ProgressNotify:    true,
+		SendInitialEvents: &noInitial,
+	})
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", c.root, err)
+	}
+	defer w.Stop()
+	if err := c.replace(items, rev); err != nil {
+		return err
+	}
+	for ev := range w.ResultChan() {
+		switch ev.Type {
+		case watch.Error:
+			return fmt.Errorf("watch %s: %v", c.root, ev.Object)
+		case watch.Bookmark:
+			r, err := objectRV(ev.Object)
+			if err != nil {
+				return err
+			}
+			c.bookmark(r)
+		case watch.Added, watch.Modified, watch.Deleted:
+			if err := c.apply(ev); err != nil {
+				return err
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return errors.New("watch ended")
+}
+
+// replace makes items at rev the cache's state and opens it for reads.
+func (c *cache) replace(items []runtime.Object, rev uint64) error {
+	state := btree.NewG(32, entryLess)
+	for _, obj := range items {
+		key, err := c.s.c.cfg.KeyFunc(c.root, obj)
+		if err != nil {
+			return err
+		}
+		state.ReplaceOrInsert(&entry{key: key, obj: obj})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state = state
+	c.rev = rev
+	c.windowStart = rev
+	c.head, c.count = 0, 0
+	clear(c.window)
+	c.ready = true
+	c.notifyLocked()
+	return nil
+}
+
+// reset closes every watcher and marks the cache not ready.
+func (c *cache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for w := range c.watchers {
+		w.closeInputLocked(false)
+	}
+	clear(c.watchers)
+	c.ready = false
+	c.notifyLocked()
+}
+
+// bookmark records that the backend is at rev with no change in this
+// cache's keys, and passes the news to the watchers that asked for it.
+func (c *cache) bookmark(rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev <= c.rev {
+		return
+	}
+	c.rev = rev
+	c.notifyLocked()
+	c.bookmarkLocked(rev)
+}
+
+func (c *cache) bookmarkLocked(rev uint64) {
+	var obj runtime.Object
+	for w := range c.watchers {
+		if !w.opts.ProgressNotify {
+			continue
+		}
+		if obj == nil {
+			obj = c.s.rc.NewFunc()
+			if m, err := meta.Accessor(obj); err == nil {
+				m.SetResourceVersion(strconv.FormatUint(rev, 10))
+			}
+		}
+		// A bookmark only saves work on resume: drop it for a full buffer.
+		select {
+		case w.input <- storage.Event{Type: watch.Bookmark, Object: obj}:
+		default:
+		}
+	}
+}
+
+// apply records one change and hands it to the watchers.
+func (c *cache) apply(ev storage.Event) error {
+	rev, err := objectRV(ev.Object)
+	if err != nil {
+		return err
+	}
+	key, err := c.s.c.cfg.KeyFunc(c.root, ev.Object)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := &event{key: key, rev: rev}
+	if old, ok := c.state.Get(&entry{key: key}); ok {
+		e.prev = old.obj
+	}
+	if ev.Type == watch.Deleted {
+		c.state.Delete(&entry{key: key})
+		if e.prev == nil {
+			e.prev = ev.PrevObject
+		}
+		e.tomb = ev.Object
+		if e.prev == nil {
+			e.prev = ev.Object
+		}
+	} else {
+		e.cur = ev.Object
+		c.state.ReplaceOrInsert(&entry{key: key, obj: ev.Object})
+	}
+	// Append to the window, evicting the oldest event when it is full.
+	n := len(c.window)
+	if c.count == n {
+		c.windowStart = c.window[c.head].rev
+		c.window[c.head] = e
+		c.head = (c.head + 1) % n
+	} else {
+		c.window[(c.head+c.count)%n] = e
+		c.count++
+	}
+	if rev > c.rev {
+		c.rev = rev
+	}
+	c.notifyLocked()
+	for w := range c.watchers {
+		out, ok, err := w.transform(e)
+		if err != nil {
+			w.failLocked(err)
+			delete(c.watchers, w)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		select {
+		case w.input <- out:
+		default:
+			// The watcher's reader fell WatchBufferSize events behind.
+			w.closeInputLocked(true)
+			delete(c.watchers, w)
+		}
+	}
+	return nil
+}
+
+// eventsAfterLocked returns the window's events after rev, or false when
+// some of them have left the window.
+func (c *cache) eventsAfterLocked(rev uint64) ([]*event, bool) {
+	if rev < c.windowStart {
+		return nil, false
+	}
+	n := len(c.window)
+	var out []*event
+	for i := range c.count {
+		e := c.window[(c.head+i)%n]
+		if e.rev > rev {
+			out = append(out, e)
+		}
+	}
+	return out, true
+}
+
+// noteWrite records that a write through the Cacher got revision rev.
+func (c *cache) noteWrite(rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.written = max(c.written, rev)
+}
+
+// atLeast returns the revision a read asking for rv must wait for: rv, or
+// the newest write through this Cacher when that is newer.
+func (c *cache) atLeast(rv uint64) uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return max(rv, c.written)
+}
+
+// waitAtLeast waits until the cache is at least as new as rv and as the
+// Cacher's own writes to it. A revision the backend has not reached yet
+// answers errNotFresh at once: the backend then says it is too large.
+func (c *cache) waitAtLeast(ctx context.Context, rv uint64) error {
+	rv = c.atLeast(rv)
+	c.mu.RLock()
+	ok := c.ready && c.rev >= rv
+	c.mu.RUnlock()
+	if ok {
+		return nil
+	}
+	if rv > 0 {
+		if cur, err := c.s.c.backend.CurrentRevision(ctx); err == nil && rv > cur {
+			return errNotFresh
+		}
+	}
+	return c.waitFresh(ctx, rv, c.s.c.cfg.ConsistentReadTimeout)
+}
+
+// errNotFresh says the cache did not reach a revision in time.
+var errNotFresh = errors.New("cache is behind")
+
+// waitFresh waits until the cache holds a state at least as new as rev
+// (any state for rev 0). It waits at most timeout, then answers errNotFresh.
+func (c *cache) waitFresh(ctx context.Context, rev uint64, timeout time.Duration) error {
+	var timer <-chan time.Time
+	for {
+		c.mu.RLock()
+		ok := c.ready && c.rev >= rev
+		changed := c.changed
+		c.mu.RUnlock()
+		if ok {
+			return nil
+		}
+		if timer == nil {
+			t := c.s.c.cfg.Clock.NewTimer(timeout)
+			defer t.Stop()
+			timer = t.C()
+		}
+		select {
+		case <-changed:
+		case <-timer:
+			return errNotFresh
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.s.c.ctx.Done():
+			return errClosed
+		}
+	}
+}
+
+// waitConsistent waits until the cache has every change the backend
+// acknowledged before the call, asking the backend's watches for a
+// progress bookmark when the cache is behind. It answers errNotFresh when
+// the cache cannot show it caught up within ConsistentReadTimeout.
+func (c *cache) waitConsistent(ctx context.Context) error {
+	rev, err := c.s.c.backend.CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.RLock()
+	ready, fresh := c.ready, c.rev >= rev
+	c.mu.RUnlock()
+	if ready && fresh {
+		return nil
+	}
+	if ready {
+		// The cache's keys may simply not have changed since its last
+		// event: only a progress bookmark from the backend can tell.
+		pr, ok := c.s.c.backend.(progressRequester)
+		if !ok {
+			return errNotFresh
+		}
+		if err := pr.RequestWatchProgress(ctx); err != nil {
+			return errNotFresh
+		}
+	}
+	return c.waitFresh(ctx, rev, c.s.c.cfg.ConsistentReadTimeout)
+}
+
+// compactedTo raises the oldest revision watches may start from after
+// the backend compacted revisions before rev.
+func (c *cache) compactedTo(rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev > 0 && rev-1 > c.windowStart {
+		c.windowStart = rev - 1
+	}
+}
+
+// progressBookmark sends every watcher that asked for progress a
+// Bookmark at the cache's revision.
+func (c *cache) progressBookmark() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bookmarkLocked(c.rev)
+}
+
+func objectRV(obj runtime.Object) (uint64, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return 0, err
+	}
+	rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("cacher: event object has resourceVersion %q", m.GetResourceVersion())
+	}
+	return rv, nil
+}

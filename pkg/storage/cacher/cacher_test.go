@@ -1,0 +1,499 @@
+package cacher
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kplane/kplane/pkg/storage"
+	"github.com/kplane/kplane/pkg/storage/etcd"
+)
+
+var (
+	etcdOnce  sync.Once
+	etcdSrv   *etcd.Embedded
+	etcdErr   error
+	etcdDir   string
+	prefixSeq atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if etcdSrv != nil {
+		if err := etcdSrv.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close embedded etcd:", err)
+			code = 1
+		}
+		os.RemoveAll(etcdDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// newEtcdBackend returns an etcd backend under a fresh prefix of the
+// package's shared embedded etcd.
+func newEtcdBackend(t testing.TB) *etcd.Backend {
+	t.Helper()
+	etcdOnce.Do(func() {
+		if etcdDir, etcdErr = os.MkdirTemp("", "kplane-cacher-test-"); etcdErr != nil {
+			return
+		}
+		etcdSrv, etcdErr = etcd.StartEmbedded(context.Background(), etcd.EmbeddedConfig{DataDir: etcdDir, UnsafeNoFsync: true})
+	})
+	if etcdErr != nil {
+		t.Fatalf("embedded etcd: %v", etcdErr)
+	}
+	b, err := etcd.New(etcd.Config{Client: etcdSrv.Client(), Prefix: fmt.Sprintf("/cacher-test-%d", prefixSeq.Add(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// newCacher returns a Cacher in front of b, closed at cleanup.
+func newCacher(t testing.TB, b storage.Backend, cfg Config) *Cacher {
+	t.Helper()
+	cfg.Backend = b
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var podConfig = storage.ResourceConfig{
+	Codec:       storage.JSONCodec{},
+	NewFunc:     func() runtime.Object { return &corev1.Pod{} },
+	NewListFunc: func() runtime.Object { return &corev1.PodList{} },
+}
+
+func podStore(t testing.TB, b storage.Backend) storage.Interface {
+	t.Helper()
+	s, err := b.Storage(podConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func pod(name string, lbls map[string]string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: lbls}}
+}
+
+func createPod(t testing.TB, s storage.Interface, p *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	out := &corev1.Pod{}
+	if err := s.Create(context.Background(), "/pods/ns/"+p.Name, p, out); err != nil {
+		t.Fatalf("create %s: %v", p.Name, err)
+	}
+	return out
+}
+
+func setLabels(t testing.TB, s storage.Interface, name string, lbls map[string]string) *corev1.Pod {
+	t.Helper()
+	out := &corev1.Pod{}
+	err := s.GuaranteedUpdate(context.Background(), "/pods/ns/"+name, out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
+		p := cur.(*corev1.Pod)
+		p.Labels = lbls
+		return p, nil
+	})
+	if err != nil {
+		t.Fatalf("update %s: %v", name, err)
+	}
+	return out
+}
+
+// next returns the next event of w, failing after a generous guard time.
+func next(t testing.TB, w storage.Watcher) storage.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("watch closed")
+		}
+		return ev
+	case <-time.After(20 * time.Second):
+		t.Fatal("no watch event within 20s")
+	}
+	return storage.Event{}
+}
+
+func evString(ev storage.Event) string {
+	if st, ok := ev.Object.(*metav1.Status); ok {
+		return fmt.Sprintf("%s %s", ev.Type, st.Reason)
+	}
+	p, ok := ev.Object.(*corev1.Pod)
+	if !ok {
+		return fmt.Sprintf("%s %T", ev.Type, ev.Object)
+	}
+	return fmt.Sprintf("%s %s@%s", ev.Type, p.Name, p.ResourceVersion)
+}
+
+// countingBackend counts the watches opened on the backend it wraps.
+type countingBackend struct {
+	*etcd.Backend
+	watches atomic.Int64
+}
+
+func (b *countingBackend) Storage(cfg storage.ResourceConfig) (storage.Interface, error) {
+	s, err := b.Backend.Storage(cfg)
+	return &countingStore{Interface: s, b: b}, err
+}
+
+type countingStore struct {
+	storage.Interface
+	b *countingBackend
+}
+
+func (s *countingStore) Watch(ctx context.Context, key string, opts storage.ListOptions) (storage.Watcher, error) {
+	s.b.watches.Add(1)
+	return s.Interface.Watch(ctx, key, opts)
+}
+
+func TestFanOutCostsOneBackendWatch(t *testing.T) {
+	b := &countingBackend{Backend: newEtcdBackend(t)}
+	c := newCacher(t, b, Config{})
+	s := podStore(t, c)
+	ctx := context.Background()
+	const n = 20
+	var ws []storage.Watcher
+	for range n {
+		w, err := s.Watch(ctx, "/pods/ns", storage.ListOptions{Recursive: true, ResourceVersion: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		ws = append(ws, w)
+	}
+	p := createPod(t, s, pod("a", nil))
+	for i, w := range ws {
+		ev := next(t, w)
+		if ev.Type != watch.Added || ev.Object.(*corev1.Pod).ResourceVersion != p.ResourceVersion {
+			t.Fatalf("watcher %d: got %s, want ADDED a@%s", i, evString(ev), p.ResourceVersion)
+		}
+	}
+	if got := b.watches.Load(); got != 1 {
+		t.Errorf("%d watchers opened %d backend watches, want 1", n, got)
+	}
+}
+
+func TestConsistentListSeesWritesMadeElsewhere(t *testing.T) {
+	b := newEtcdBackend(t)
+	c := newCacher(t, b, Config{})
+	cached, direct := podStore(t, c), podStore(t, b)
+	ctx := context.Background()
+	// Start the cache, then write behind its back and through another
+	// resource, so the cache's own keys have not changed since.
+	if err := cached.GetList(ctx, "/pods", storage.ListOptions{Recursive: true}, &corev1.PodList{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		p := createPod(t, direct, pod(fmt.Sprintf("p%d", i), nil))
+		l := &corev1.PodList{}
+		if err := cached.GetList(ctx, "/pods", storage.ListOptions{Recursive: true}, l); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) != i+1 {
+			t.Fatalf("consistent list after %d creates has %d items", i+1, len(l.Items))
+		}
+		if l.ResourceVersion < p.ResourceVersion && len(l.ResourceVersion) <= len(p.ResourceVersion) {
+			t.Fatalf("list revision %s older than the write %s", l.ResourceVersion, p.ResourceVersion)
+		}
+	}
+	// A write elsewhere moves the backend's revision; a consistent list
+	// still answers at (at least) that revision.
+	if _, err := b.Storage(podConfig); err != nil {
+		t.Fatal(err)
+	}
+	other, err := b.Storage(storage.ResourceConfig{Codec: storage.JSONCodec{}, NewFunc: func() runtime.Object { return &corev1.ConfigMap{} }, NewListFunc: func() runtime.Object { return &corev1.ConfigMapList{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := other.Create(ctx, "/configmaps/ns/x", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}}, cm); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := b.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &corev1.PodList{}
+	if err := cached.GetList(ctx, "/pods", storage.ListOptions{Recursive: true}, l); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := storage.ParseResourceVersion(l.ResourceVersion)
+	if got < rev {
+		t.Errorf("consistent list at revision %d, backend was at %d before it", got, rev)
+	}
+}
+
+func TestWatchFromWindowAndExpired(t *testing.T) {
+	b := newEtcdBackend(t)
+	c := newCacher(t, b, Config{WindowSize: 4})
+	s := podStore(t, c)
+	ctx := context.Background()
+	if err := s.GetList(ctx, "/pods", storage.ListOptions{Recursive: true, ResourceVersion: "0"}, &corev1.PodList{}); err != nil {
+		t.Fatal(err)
+	}
+	var created []*corev1.Pod
+	for i := range 6 {
+		created = append(created, createPod(t, s, pod(fmt.Sprintf("p%d", i), nil)))
+	}
+	last := created[5].ResourceVersion
+	// Wait for the cache to hold every write.
+	if err := s.Get(ctx, "/pods/ns/p5", storage.GetOptions{ResourceVersion: last}, &corev1.Pod{}); err != nil {
+		t.Fatal(err)
+	}
+	// The window holds the last 4 events: from p2's revision, p3..p5 replay.
+	w, err := s.Watch(ctx, "/pods/ns", storage.ListOptions{Recursive: true, ResourceVersion: created[2].ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for _, want := range created[3:] {
+		ev := next(t, w)
+		if ev.Type != watch.Added || ev.Object.(*corev1.Pod).Name != want.Name {
+			t.Fatalf("replay: got %s, want ADDED %s", evString(ev), want.Name)
+		}
+	}
+	// From p0's revision, p1 has left the window: the backend replays it.
+	w2, err := s.Watch(ctx, "/pods/ns", storage.ListOptions{Recursive: true, ResourceVersion: created[0].ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	for _, want := range created[1:] {
+		ev := next(t, w2)
+		if ev.Type != watch.Added || ev.Object.(*corev1.Pod).Name != want.Name {
+			t.Fatalf("replay from the backend: got %s, want ADDED %s", evString(ev), want.Name)
+		}
+	}
+	// Once the backend compacted that history too, the answer is 410.
+	rev, _ := storage.ParseResourceVersion(last)
+	if err := c.Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{created[0].ResourceVersion, created[3].ResourceVersion} {
+		w3, err := s.Watch(ctx, "/pods/ns", storage.ListOptions{Recursive: true, ResourceVersion: from})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := next(t, w3)
+		w3.Stop()
+		if st, ok := ev.Object.(*metav1.Status); ev.Type != watch.Error || !ok || st.Code != 410 {
+			t.Fatalf("watch from compacted revision %s: got %s, want a 410 error", from, evString(ev))
+		}
+	}
+}
+
+func TestPredicateTransitions(t *testing.T) {
+	b := newEtcdBackend(t)
+	c := newCacher(t, b, Config{})
+	s := podStore(t, c)
+	ctx := context.Background()
+	sel := labels.SelectorFromSet(labels.Set{"app": "web"})
+	w, err := s.Watch(ctx, "/pods", storage.ListOptions{Recursive: true, Predicate: storage.Predicate{Label: sel}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	createPod(t, s, pod("a", nil))
+	setLabels(t, s, "a", map[string]string{"app": "web"})
+	setLabels(t, s, "a", map[string]string{"app": "web", "x": "y"})
+	gone := setLabels(t, s, "a", map[string]string{"app": "db"})
+	var got []string
+	for range 3 {
+		got = append(got, string(next(t, w).Type))
+	}
+	want := []string{"ADDED", "MODIFIED", "DELETED"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	_ = gone
+}
+
+func TestSlowWatcherIsClosedWithExpired(t *testing.T) {
+	b := newEtcdBackend(t)
+	c := newCacher(t, b, Config{WatchBufferSize: 2})
+	s := podStore(t, c)
+	ctx := context.Background()
+	slow, err := s.Watch(ctx, "/pods", storage.ListOptions{Recursive: true, ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Stop()
+	fast, err := s.Watch(ctx, "/pods", storage.ListOptions{Recursive: true, ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Stop()
+	// The fast reader takes every event as it comes; the slow one reads
+	// nothing until all writes are done.
+	const n = 10
+	for i := range n {
+		createPod(t, s, pod(fmt.Sprintf("p%d", i), nil))
+		if ev := next(t, fast); ev.Type != watch.Added {
+			t.Fatalf("fast watcher: %s", evString(ev))
+		}
+	}
+	var events []string
+	for ev := range slow.ResultChan() {
+		events = append(events, evString(ev))
+	}
+	if len(events) == 0 || events[len(events)-1] != "ERROR Expired" {
+		t.Fatalf("slow watcher got %v, want some events then ERROR Expired", events)
+	}
+	if len(events) > 1+2+1 {
+		t.Errorf("slow watcher got %d events, more than its buffer allows", len(events))
+	}
+}
+
+// faultBackend lets a test break the backend watches it hands out.
+type faultBackend struct {
+	*etcd.Backend
+	mu       sync.Mutex
+	watchers []*faultWatcher
+}
+
+func (b *faultBackend) Storage(cfg storage.ResourceConfig) (storage.Interface, error) {
+	s, err := b.Backend.Storage(cfg)
+	return &faultStore{Interface: s, b: b}, err
+}
+
+// breakWatches ends every open backend watch with an Error event.
+func (b *faultBackend) breakWatches() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, w := range b.watchers {
+		w.once.Do(func() { close(w.broken) })
+	}
+	b.watchers = nil
+}
+
+func (b *faultBackend) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.watchers)
+}
+
+type faultStore struct {
+	storage.Interface
+	b *faultBackend
+}
+
+type faultWatcher struct {
+	inner  storage.Watcher
+	out    chan storage.Event
+	broken chan struct{}
+	once   sync.Once
+	stop   chan struct{}
+	done   chan struct{}
+	sOnce  sync.Once
+}
+
+func (s *faultStore) Watch(ctx context.Context, key string, opts storage.ListOptions) (storage.Watcher, error) {
+	inner, err := s.Interface.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	w := &faultWatcher{inner: inner, out: make(chan storage.Event), broken: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	s.b.mu.Lock()
+	s.b.watchers = append(s.b.watchers, w)
+	s.b.mu.Unlock()
+	go func() {
+		defer close(w.done)
+		defer close(w.out)
+		defer inner.Stop()
+		for {
+			select {
+			case <-w.stop:
+				return
+			case <-w.broken:
+				st := metav1.Status{Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonInternalError, Message: "injected"}
+				select {
+				case w.out <- storage.Event{Type: watch.Error, Object: &st}:
+				case <-w.stop:
+				}
+				return
+			case ev, ok := <-inner.ResultChan():
+				if !ok {
+					return
+				}
+				select {
+				case w.out <- ev:
+				case <-w.stop:
+					return
+				}
+			}
+		}
+	}()
+	return w, nil
+}
+
+func (w *faultWatcher) ResultChan() <-chan storage.Event { return w.out }
+func (w *faultWatcher) Stop() {
+	w.sOnce.Do(func() { close(w.stop) })
+	<-w.done
+}
+
+func TestRelistAfterBackendWatchFails(t *testing.T) {
+	b := &faultBackend{Backend: newEtcdBackend(t)}
+	c := newCacher(t, b, Config{MinRetryDelay: time.Millisecond})
+	s := podStore(t, c)
+	ctx := context.Background()
+	createPod(t, s, pod("a", nil))
+	w, err := s.Watch(ctx, "/pods", storage.ListOptions{Recursive: true, ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if ev := next(t, w); ev.Type != watch.Added {
+		t.Fatalf("initial event %s", evString(ev))
+	}
+	b.breakWatches()
+	// The cache closes its watchers so that they re-watch.
+	for ev := range w.ResultChan() {
+		t.Fatalf("watcher got %s after the backend watch broke, want a close", evString(ev))
+	}
+	// A write made while the cache relists is seen by a consistent list
+	// and by a new watch from the revision before it.
+	before, err := c.CurrentRevision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := createPod(t, s, pod("b", nil))
+	l := &corev1.PodList{}
+	if err := s.GetList(ctx, "/pods", storage.ListOptions{Recursive: true}, l); err != nil || len(l.Items) != 2 {
+		t.Fatalf("list after relist: %v, %d items", err, len(l.Items))
+	}
+	if got := b.count(); got != 1 {
+		t.Errorf("%d backend watches opened by the relist, want 1", got)
+	}
+	w2, err := s.Watch(ctx, "/pods", storage.ListOptions{Recursive: true, ResourceVersion: fmt.Sprint(before)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	ev := next(t, w2)
+	if ev.Type != watch.Added || ev.Object.(*corev1.Pod).ResourceVersion != p.ResourceVersion {
+		t.Fatalf("watch from before the write: got %s, want ADDED b@%s", evString(ev), p.ResourceVersion)
+	}
+}
