@@ -25,12 +25,13 @@ func ExampleConvert() {
 		fmt.Println(err)
 		return
 	}
+	var names []any
 	for _, c := range table.ColumnDefinitions {
 		if c.Priority == 0 {
-			fmt.Print(c.Name, " ")
+			names = append(names, c.Name)
 		}
 	}
-	fmt.Println()
+	fmt.Println(names...)
 	fmt.Println(table.Rows[0].Cells[:5]...)
 	// Output:
 	// Name Ready Status Restarts Age
