@@ -17,7 +17,7 @@ import (
 
 func TestValidateKey(t *testing.T) {
 	for _, tc := range []struct {
-		key          string
+		key           string
 		isKey, prefix bool // valid as a key, valid as a prefix
 	}{
 		{"/pods/default/nginx", true, true},
