@@ -10,12 +10,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/kube-openapi/pkg/spec3"
 	kubeproto "k8s.io/kube-openapi/pkg/util/proto"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/utils/ptr"
 )
 
 func newDocs(t testing.TB) *Docs {
@@ -453,4 +460,54 @@ func TestStrategicMergePatch(t *testing.T) {
 			t.Error("v2 Deployment model has no GVK extension")
 		}
 	})
+}
+
+// TestTypeConverter builds the structured-merge-diff type converter that
+// client-go's apply configurations and Kubernetes' managed fields build from
+// OpenAPI v3 schemas, and types real objects with it: every field the
+// objects set must be in the schemas, with the right type.
+func TestTypeConverter(t *testing.T) {
+	d := newDocs(t)
+	dep := &appsv1.Deployment{}
+	if err := json.Unmarshal(deploymentJSON(t, map[string]string{"a": "b"}, "app=nginx:1"), dep); err != nil {
+		t.Fatal(err)
+	}
+	dep.Spec.Replicas = ptr.To[int32](2)
+	dep.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	dep.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}}
+	dep.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	dep.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromString("25%"))}
+	dep.CreationTimestamp = metav1.Now()
+	dep.Finalizers = []string{"example.com/f"}
+
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
+	pod.Name = "p"
+	pod.Spec = dep.Spec.Template.Spec
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.StartTime = ptr.To(metav1.Now())
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+
+	lease := &coordinationv1.Lease{TypeMeta: metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"}}
+	lease.Name = "l"
+	lease.Spec.HolderIdentity = ptr.To("me")
+	lease.Spec.RenewTime = ptr.To(metav1.NowMicro())
+
+	for _, tc := range []struct {
+		key string
+		obj runtime.Object
+	}{
+		{"apis/apps/v1", dep},
+		{"api/v1", pod},
+		{"apis/coordination.k8s.io/v1", lease},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			tc2, err := managedfields.NewTypeConverter(v3Spec(t, d, tc.key).Components.Schemas, false)
+			if err != nil {
+				t.Fatalf("NewTypeConverter: %v", err)
+			}
+			if _, err := tc2.ObjectToTyped(tc.obj); err != nil {
+				t.Fatalf("ObjectToTyped: %v", err)
+			}
+		})
+	}
 }
