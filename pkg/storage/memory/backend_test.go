@@ -151,7 +151,7 @@ func TestHistoryDuration(t *testing.T) {
 		t.Fatalf("list at %d within the history: %v", r1, err)
 	}
 	clk.Step(31 * time.Second) // r1 and r2 are now older than a minute
-	put(t, s, "c", "1")         // compaction runs as writes arrive
+	put(t, s, "c", "1")        // compaction runs as writes arrive
 	if err := exact(r1); !storage.IsExpired(err) {
 		t.Errorf("list at %d after it aged out: %v, want expired", r1, err)
 	}
