@@ -6,8 +6,8 @@
 // It shows the patterns a controller is made of:
 //
 //   - informers (pkg/cache) over a typed client (pkg/client) feed a
-//     rate-limited queue (pkg/workqueue) of ConfigMap keys; Secret events
-//     enqueue the ConfigMap that controls the Secret;
+//     rate-limited queue (pkg/workqueue) of ConfigMap keys; a Secret's
+//     events enqueue the ConfigMap of the same name, the one it mirrors;
 //   - workers (pkg/controller.Controller) run a level-triggered,
 //     idempotent sync for each key, retried with backoff;
 //   - expectations keep a worker from creating a Secret twice before the

@@ -106,20 +106,19 @@ func New(cfg Config) (*Controller, error) {
 	if _, err := configMaps.AddEventHandler(controller.EnqueueHandler[*corev1.ConfigMap](ctrl), cache.HandlerOptions{}); err != nil {
 		return nil, err
 	}
-	owner := controller.EnqueueOwnerHandler[*corev1.Secret](ctrl, configMapKind)
+	// A Secret's key is the key of the ConfigMap of the same name, whoever
+	// owns it: a foreign Secret going away, an orphan appearing and our own
+	// mirror changing all matter to that ConfigMap.
+	sameName := controller.EnqueueHandler[*corev1.Secret](ctrl)
 	if _, err := secrets.AddEventHandler(cache.HandlerFuncs[*corev1.Secret]{
 		AddFunc: func(secret *corev1.Secret, initial bool) {
 			if ref := metav1.GetControllerOf(secret); ref != nil && ref.Kind == configMapKind.Kind {
 				expectations.CreationObserved(secret.Namespace + "/" + ref.Name)
 			}
-			owner.OnAdd(secret, initial)
-			// An orphan carrying the source label may be adopted.
-			if metav1.GetControllerOf(secret) == nil && secret.Labels[SourceLabel] != "" {
-				ctrl.EnqueueKey(secret.Namespace + "/" + secret.Labels[SourceLabel])
-			}
+			sameName.OnAdd(secret, initial)
 		},
-		UpdateFunc: owner.OnUpdate,
-		DeleteFunc: owner.OnDelete,
+		UpdateFunc: sameName.OnUpdate,
+		DeleteFunc: sameName.OnDelete,
 	}, cache.HandlerOptions{}); err != nil {
 		return nil, err
 	}
