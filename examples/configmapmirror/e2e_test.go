@@ -267,4 +267,7 @@ func TestNewRequiresClient(t *testing.T) {
 // testWriter sends log lines to the test's log, shown when it fails.
 type testWriter struct{ t *testing.T }
 
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
