@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
@@ -25,9 +26,13 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// sharedDocs is built once for the tests that only read documents; Docs
+// is immutable, so sharing it is safe.
+var sharedDocs = sync.OnceValues(func() (*Docs, error) { return New(Config{Kinds: servedKinds()}) })
+
 func newDocs(t testing.TB) *Docs {
 	t.Helper()
-	d, err := New(Config{Kinds: servedKinds()})
+	d, err := sharedDocs()
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -85,7 +90,11 @@ func TestNewRejectsInvalidKinds(t *testing.T) {
 }
 
 func TestNewIsDeterministic(t *testing.T) {
-	a, b := newDocs(t), newDocs(t)
+	a := newDocs(t)
+	b, err := New(Config{Kinds: servedKinds()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !bytes.Equal(a.v2JSON.data, b.v2JSON.data) || !bytes.Equal(a.v3Index.data, b.v3Index.data) {
 		t.Fatal("two builds of the same config differ")
 	}
@@ -325,9 +334,15 @@ func TestV3Operations(t *testing.T) {
 		{"apis/apps/v1", "/apis/apps/v1/namespaces/{namespace}/deployments/{name}", "patch", &opInfo{"patchAppsV1NamespacedDeployment", "patch", dep, patchP}},
 		{"apis/coordination.k8s.io/v1", "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}", "put", &opInfo{"replaceCoordinationV1NamespacedLease", "put", gvk("coordination.k8s.io", "v1", "Lease"), writeP}},
 	}
+	specs := map[string]*spec3.OpenAPI{}
+	for _, tt := range tests {
+		if specs[tt.key] == nil {
+			specs[tt.key] = v3Spec(t, d, tt.key)
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
-			doc := v3Spec(t, d, tt.key)
+			doc := specs[tt.key]
 			item := doc.Paths.Paths[tt.path]
 			var got *opInfo
 			if item != nil {
