@@ -68,8 +68,9 @@ type waiter[T comparable] struct {
 // maxIdleLevels bounds how many empty priority levels are kept for reuse.
 const maxIdleLevels = 8
 
-// maxFreeRecs bounds the pool of recycled records.
-const maxFreeRecs = 1024
+// recSlab is how many records are allocated at once, so that a growing
+// queue allocates once per recSlab items rather than once per item.
+const recSlab = 64
 
 // engine is the single implementation behind every queue type: a
 // deduplicating, priority-ordered FIFO with a processing set, a delay heap
@@ -93,7 +94,9 @@ type engine[T comparable] struct {
 	// delayed holds the items with flagWaiting, earliest ready time first.
 	delayed delayHeap[T]
 	// seq numbers level entries and delay heap entries; it only grows.
-	seq  uint64
+	seq uint64
+	// free holds recycled records. Like a Go map, it keeps the memory of
+	// the queue's peak size.
 	free []*rec[T]
 
 	shuttingDown bool
@@ -418,14 +421,16 @@ func (e *engine[T]) shutDownLocked() {
 }
 
 func (e *engine[T]) newRecLocked(key T) *rec[T] {
-	var r *rec[T]
-	if n := len(e.free); n > 0 {
-		r = e.free[n-1]
-		e.free[n-1] = nil
-		e.free = e.free[:n-1]
-	} else {
-		r = new(rec[T])
+	if len(e.free) == 0 {
+		slab := make([]rec[T], recSlab)
+		for i := range slab {
+			e.free = append(e.free, &slab[i])
+		}
 	}
+	n := len(e.free)
+	r := e.free[n-1]
+	e.free[n-1] = nil
+	e.free = e.free[:n-1]
 	r.key = key
 	r.heapIdx = -1
 	e.items[key] = r
@@ -436,9 +441,7 @@ func (e *engine[T]) newRecLocked(key T) *rec[T] {
 func (e *engine[T]) freeLocked(r *rec[T]) {
 	delete(e.items, r.key)
 	*r = rec[T]{}
-	if len(e.free) < maxFreeRecs {
-		e.free = append(e.free, r)
-	}
+	e.free = append(e.free, r)
 }
 
 // loop is the timer goroutine: it makes delayed items ready when their time
