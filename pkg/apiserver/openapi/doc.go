@@ -16,13 +16,18 @@
 //     contribute their fields; descriptions come from SwaggerDoc methods;
 //   - a property is required when its json tag has neither omitempty nor
 //     omitzero. Kubernetes decides from +optional comments, invisible at run
-//     time; the two agree for the k8s.io/api types kplane serves (for
-//     example Container requires name, PodSpec containers, DeploymentSpec
-//     selector and template);
+//     time; k8s.io/api declares optional fields omitempty, so the two agree
+//     on the fields the tests compare (Container requires name, PodSpec
+//     containers, DeploymentSpec selector and template, a list its items);
 //   - types with OpenAPISchemaType methods (Time, MicroTime, Duration,
-//     Quantity, IntOrString) are scalar definitions, with the OpenAPI 3
-//     oneOf types Quantity and IntOrString declare; RawExtension and
-//     FieldsV1 are free-form objects; []byte is a base64 string;
+//     Quantity, IntOrString) are scalar definitions as Kubernetes publishes
+//     them: Time and MicroTime are date-time strings, IntOrString has format
+//     int-or-string, and in OpenAPI 3 Quantity is oneOf string or number and
+//     IntOrString oneOf integer or string; RawExtension and FieldsV1 are
+//     free-form objects; []byte is a base64 string;
+//   - in OpenAPI 3 a reference that carries its own description or
+//     extensions is wrapped in allOf, as Kubernetes publishes it, because
+//     kubectl explain and strategic merge patch read them there;
 //   - patchStrategy and patchMergeKey struct tags become
 //     x-kubernetes-patch-strategy and x-kubernetes-patch-merge-key, which
 //     strategic merge patch reads; a merged list of scalars is marked
@@ -33,5 +38,12 @@
 //     on, which kubectl uses to find a kind's schema and to learn that the
 //     server supports the fieldValidation parameter.
 //
-// Default values ("default" keywords) are not emitted.
+// Default values ("default" keywords) and enums are not emitted.
+//
+// Serving follows kube-apiserver's OpenAPI handlers: the v2 document is
+// JSON or protobuf by the Accept header, and kubectl only ever asks for
+// protobuf; v3 group-version documents are JSON or protobuf, each URL in
+// the index carries the document's hash, a request with an outdated hash is
+// redirected to the current one and one with the current hash may be cached
+// for a year; every answer has an ETag and honours If-None-Match.
 package openapi
