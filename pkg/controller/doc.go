@@ -19,7 +19,22 @@
 //     an error (so retried with backoff), and the worker carries on.
 //
 // Run waits for the caches to sync, starts the workers, and on cancellation
-// shuts the queue down and returns only after every worker has exited.
+// shuts the queue down and returns only after every worker has exited; keys
+// still queued then are left unprocessed rather than run with a cancelled
+// context. The handler's context carries a logger (LoggerFrom) with the
+// controller's name and the key.
+//
+// Informer handlers feed the queue through Enqueue, EnqueueAfter,
+// EnqueueControllerOf (the owner of a dependent), EnqueueDeleted (which
+// unwraps cache.DeletedFinalStateUnknown tombstones), or the ready-made
+// EnqueueHandler and EnqueueOwnerHandler. Keys are cache.ObjectKey values,
+// "namespace/name".
+//
+// Metrics go to a [Metrics] sink, NoopMetrics by default;
+// [PrometheusMetrics] exports them under controller-runtime's names
+// (controller_runtime_reconcile_total{controller,result},
+// controller_runtime_reconcile_errors_total,
+// controller_runtime_reconcile_time_seconds, ...).
 //
 // # Expectations
 //
@@ -34,5 +49,9 @@
 // [RefManager] claims the objects a controller owns: it never touches an
 // object controlled by another owner, releases owned objects that stopped
 // matching, and adopts matching orphans only after a fresh read shows the
-// owner still exists, unchanged and not being deleted.
+// owner still exists, unchanged and not being deleted. Adoption and release
+// are strategic merge patches carrying the object's uid as a precondition,
+// so an object deleted and recreated under the same name is never touched.
+//
+// Events are recorded by the record subpackage.
 package controller

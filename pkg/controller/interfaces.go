@@ -51,3 +51,21 @@ func (f PatcherFunc) Patch(ctx context.Context, namespace, name string, pt types
 // InformerSynced reports whether an informer's cache has been filled by its
 // first list; the HasSynced of pkg/cache informers.
 type InformerSynced func() bool
+
+// Metrics receives a Controller's measurements. Implementations must be safe
+// for concurrent use and cheap: they run on the workers' path.
+type Metrics interface {
+	// ObserveReconcile records one call of the sync handler: its result
+	// (ResultSuccess or ResultError; a panic is an error) and how long it took.
+	ObserveReconcile(controller, result string, d time.Duration)
+	// IncTerminalErrors counts an error marked Terminal, not retried.
+	IncTerminalErrors(controller string)
+	// IncPanics counts a recovered panic in the sync handler.
+	IncPanics(controller string)
+	// IncDropped counts a key given up on after MaxRetries requeues.
+	IncDropped(controller string)
+	// AddActiveWorkers moves the number of workers running the handler now.
+	AddActiveWorkers(controller string, delta int)
+	// SetMaxWorkers records how many workers Run started.
+	SetMaxWorkers(controller string, n int)
+}
