@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,6 +210,39 @@ func TestProtobufDecodes(t *testing.T) {
 	if diff := cmp.Diff([]string{"io.k8s.api.core.v1.Pod"}, names); diff != "" {
 		t.Errorf("Pod definition (-want +got):\n%s", diff)
 	}
+	// Older kubectl learns from the v2 document that the server validates
+	// fields: the patch operation of the kind must carry its GVK and a
+	// fieldValidation query parameter.
+	var patch *openapiv2.Operation
+	for _, item := range v2.GetPaths().GetPath() {
+		if item.GetName() == "/apis/apps/v1/namespaces/{namespace}/deployments/{name}" {
+			patch = item.GetValue().GetPatch()
+		}
+	}
+	if patch == nil {
+		t.Fatal("no deployment patch operation in the v2 protobuf")
+	}
+	var gvk string
+	for _, ext := range patch.GetVendorExtension() {
+		if ext.GetName() == "x-kubernetes-group-version-kind" {
+			gvk = ext.GetValue().GetYaml()
+		}
+	}
+	for _, want := range []string{"group: apps", "version: v1", "kind: Deployment"} {
+		if !strings.Contains(gvk, want) {
+			t.Errorf("patch GVK extension %q lacks %q", gvk, want)
+		}
+	}
+	var params []string
+	for _, p := range patch.GetParameters() {
+		if q := p.GetParameter().GetNonBodyParameter().GetQueryParameterSubSchema(); q != nil {
+			params = append(params, q.GetName())
+		}
+	}
+	if !slices.Contains(params, "fieldValidation") {
+		t.Errorf("patch query parameters %v lack fieldValidation", params)
+	}
+
 	var v3 openapiv3.Document
 	if err := proto.Unmarshal(d.v3["apis/apps/v1"].proto.data, &v3); err != nil {
 		t.Fatalf("v3 protobuf: %v", err)
