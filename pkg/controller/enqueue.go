@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/cache"
+	"github.com/kplane/kplane/pkg/workqueue"
 )
 
 // EnqueueKey adds key to the queue.
@@ -99,12 +100,49 @@ func EnqueueControllerOfDeleted[T cache.Object](c *Controller, obj any, ownerKin
 	c.EnqueueControllerOf(o, ownerKind)
 }
 
+// LowPriority is the priority EnqueueHandler gives to the adds of an
+// informer's initial list and to resyncs when the queue is a priority queue,
+// so that a restart or a resync does not delay the keys of real changes.
+const LowPriority = -100
+
+// priorityQueue is what a queue offers to take priorities, as
+// *workqueue.PriorityQueue does.
+type priorityQueue interface {
+	AddWithOpts(opts workqueue.AddOpts, items ...string)
+}
+
+// enqueueLow adds obj's key with LowPriority if the queue takes priorities.
+func (c *Controller) enqueueLow(obj metav1.Object) {
+	pq, ok := c.queue.(priorityQueue)
+	if !ok {
+		c.Enqueue(obj)
+		return
+	}
+	if key, ok := c.keyOf(obj); ok {
+		pq.AddWithOpts(workqueue.AddOpts{Priority: LowPriority}, key)
+	}
+}
+
 // EnqueueHandler returns informer event handlers that add the object's own
-// key on every add, update and delete (tombstones included).
+// key on every add, update and delete (tombstones included). On a priority
+// queue, the adds of the initial list and resyncs (an update whose
+// resourceVersion did not change) get LowPriority.
 func EnqueueHandler[T cache.Object](c *Controller) cache.HandlerFuncs[T] {
 	return cache.HandlerFuncs[T]{
-		AddFunc:    func(obj T, _ bool) { c.Enqueue(obj) },
-		UpdateFunc: func(_, obj T) { c.Enqueue(obj) },
+		AddFunc: func(obj T, initial bool) {
+			if initial {
+				c.enqueueLow(obj)
+				return
+			}
+			c.Enqueue(obj)
+		},
+		UpdateFunc: func(oldObj, obj T) {
+			if oldObj.GetResourceVersion() == obj.GetResourceVersion() {
+				c.enqueueLow(obj)
+				return
+			}
+			c.Enqueue(obj)
+		},
 		DeleteFunc: func(obj any) { EnqueueDeleted[T](c, obj) },
 	}
 }

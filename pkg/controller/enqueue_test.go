@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kplane/kplane/pkg/cache"
+	"github.com/kplane/kplane/pkg/workqueue"
 )
 
 func noopHandler(context.Context, string) error { return nil }
@@ -89,5 +90,41 @@ func TestEnqueueOwnerHandler(t *testing.T) {
 				t.Errorf("actions (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestEnqueueHandlerPriorities: on a priority queue the initial list and
+// resyncs wait behind real changes.
+func TestEnqueueHandlerPriorities(t *testing.T) {
+	q, err := workqueue.NewPriority(workqueue.PriorityConfig[string]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.ShutDown()
+	c, err := New(Config{Name: "prio", Queue: q, SyncHandler: noopHandler})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := EnqueueHandler[*corev1.Pod](c)
+	p := func(name, rv string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+	}
+	h.OnAdd(p("listed", "1"), true)
+	h.OnUpdate(p("resynced", "2"), p("resynced", "2"))
+	h.OnAdd(p("created", "3"), false)
+	h.OnUpdate(p("changed", "4"), p("changed", "5"))
+	var got []string
+	var prios []int
+	for range 4 {
+		key, prio, _ := q.GetWithPriority()
+		q.Done(key)
+		got = append(got, key)
+		prios = append(prios, prio)
+	}
+	if diff := cmp.Diff([]string{"ns/created", "ns/changed", "ns/listed", "ns/resynced"}, got); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{0, 0, LowPriority, LowPriority}, prios); diff != "" {
+		t.Errorf("priorities (-want +got):\n%s", diff)
 	}
 }
