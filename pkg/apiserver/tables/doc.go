@@ -5,7 +5,7 @@
 // The columns and cells follow Kubernetes' printers for the kinds kplane
 // serves: pods (NAME READY STATUS RESTARTS AGE, and the wide IP, NODE,
 // NOMINATED NODE, READINESS GATES), deployments, replica sets, namespaces,
-// nodes, events, config maps, secrets and leases. Every other object gets
+// nodes, events, config maps, secrets, leases and the scale subresource. Every other object gets
 // the default Name and Created At columns. As kube-apiserver does, rows
 // always carry the wide (priority 1) cells; clients hide them unless asked.
 // Cells are strings, int64 counts and the human durations of

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,6 +36,8 @@ func printerFor(t reflect.Type) *printer {
 		return &printer{columns: secretColumns, row: typed(secretRow)}
 	case reflect.TypeFor[*coordinationv1.Lease]():
 		return &printer{columns: leaseColumns, row: typed(leaseRow)}
+	case reflect.TypeFor[*autoscalingv1.Scale]():
+		return &printer{columns: scaleColumns, row: typed(scaleRow)}
 	}
 	return nil
 }
@@ -339,4 +342,19 @@ func leaseRow(l *coordinationv1.Lease, now time.Time) ([]any, []metav1.TableRowC
 		holder = *l.Spec.HolderIdentity
 	}
 	return []any{l.Name, holder, since(l.CreationTimestamp.Time, now)}, nil
+}
+
+// scaleColumns are those of the scale subresource; unlike the others, its
+// name column has no "name" format in Kubernetes.
+func scaleColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Description: metaDoc("name")},
+		{Name: "Desired", Type: "integer", Description: autoscalingv1.ScaleSpec{}.SwaggerDoc()["replicas"]},
+		{Name: "Available", Type: "integer", Description: autoscalingv1.ScaleStatus{}.SwaggerDoc()["replicas"]},
+		ageColumn(),
+	}
+}
+
+func scaleRow(s *autoscalingv1.Scale, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{s.Name, int64(s.Spec.Replicas), int64(s.Status.Replicas), since(s.CreationTimestamp.Time, now)}, nil
 }

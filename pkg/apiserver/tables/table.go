@@ -42,7 +42,7 @@ func Convert(obj runtime.Object, now time.Time) (*metav1.Table, error) {
 // with obj.
 //
 // Objects of the kinds kplane serves (pods, deployments, replica sets,
-// namespaces, nodes, events, config maps, secrets and leases) get the
+// namespaces, nodes, events, config maps, secrets, leases, and scales) get the
 // columns and cells of Kubernetes' printers, wide columns included (with
 // priority 1), as kube-apiserver always sends them; any other object gets
 // kube-apiserver's default columns, Name and Created At. The ListMeta of a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -197,6 +198,13 @@ func TestConvertKinds(t *testing.T) {
 			obj:       &coordinationv1.Lease{ObjectMeta: objectMeta("free", 2*time.Minute)},
 			wantCols:  []string{"Name", "Holder", "Age"},
 			wantCells: []any{"free", "", "2m"},
+		},
+		{
+			name: "scale subresource",
+			obj: &autoscalingv1.Scale{ObjectMeta: objectMeta("web", 52*time.Hour),
+				Spec: autoscalingv1.ScaleSpec{Replicas: 3}, Status: autoscalingv1.ScaleStatus{Replicas: 2, Selector: "app=web"}},
+			wantCols:  []string{"Name", "Desired", "Available", "Age"},
+			wantCells: []any{"web", int64(3), int64(2), "2d4h"},
 		},
 		{
 			name:      "resource without a printer",
