@@ -49,7 +49,7 @@ func (r *ResourceClient[T]) Resource() Resource[T] { return r.res }
 // Get returns the object called name.
 func (r *ResourceClient[T]) Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error) {
 	var zero T
-	path, err := r.path(r.namespace, name)
+	path, err := r.objectPath(r.namespace, name, "")
 	if err != nil {
 		return zero, err
 	}
@@ -62,7 +62,7 @@ func (r *ResourceClient[T]) Get(ctx context.Context, name string, opts metav1.Ge
 
 // List returns one page of the objects that opts selects.
 func (r *ResourceClient[T]) List(ctx context.Context, opts metav1.ListOptions) (*cache.List[T], error) {
-	path, err := r.path(r.namespace, "")
+	path, err := r.collectionPath(r.namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (r *ResourceClient[T]) List(ctx context.Context, opts metav1.ListOptions) (
 // The watch lasts until Stop, ctx's end, opts.TimeoutSeconds or the server
 // closing it; the caller must call Stop.
 func (r *ResourceClient[T]) Watch(ctx context.Context, opts metav1.ListOptions) (cache.Watch[T], error) {
-	path, err := r.path(r.namespace, "")
+	path, err := r.collectionPath(r.namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (r *ResourceClient[T]) Create(ctx context.Context, obj T, opts metav1.Creat
 	if isNilPointer(obj) {
 		return zero, errors.New("client: create: object is nil")
 	}
-	path, err := r.path(r.writeNamespace(obj), "")
+	path, err := r.collectionPath(r.writeNamespace(obj))
 	if err != nil {
 		return zero, err
 	}
@@ -139,7 +139,7 @@ func (r *ResourceClient[T]) update(ctx context.Context, obj T, opts metav1.Updat
 	if isNilPointer(obj) {
 		return zero, errors.New("client: update: object is nil")
 	}
-	path, err := r.path(r.writeNamespace(obj), obj.GetName(), sub)
+	path, err := r.objectPath(r.writeNamespace(obj), obj.GetName(), sub)
 	if err != nil {
 		return zero, err
 	}
@@ -152,7 +152,10 @@ func (r *ResourceClient[T]) update(ctx context.Context, obj T, opts metav1.Updat
 // one is given, and returns the object.
 func (r *ResourceClient[T]) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource ...string) (T, error) {
 	var zero T
-	path, err := r.path(r.namespace, name, subresource...)
+	if len(subresource) > 1 {
+		return zero, errors.New("client: patch: at most one subresource")
+	}
+	path, err := r.objectPath(r.namespace, name, strings.Join(subresource, ""))
 	if err != nil {
 		return zero, err
 	}
@@ -173,7 +176,7 @@ func (r *ResourceClient[T]) Patch(ctx context.Context, name string, pt types.Pat
 // policy, preconditions, grace period and dry run, sent as the request body
 // as client-go sends them.
 func (r *ResourceClient[T]) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
-	path, err := r.path(r.namespace, name)
+	path, err := r.objectPath(r.namespace, name, "")
 	if err != nil {
 		return err
 	}
@@ -187,7 +190,7 @@ func (r *ResourceClient[T]) Delete(ctx context.Context, name string, opts metav1
 
 // DeleteCollection deletes every object that listOpts selects.
 func (r *ResourceClient[T]) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, listOpts metav1.ListOptions) error {
-	path, err := r.path(r.namespace, "")
+	path, err := r.collectionPath(r.namespace)
 	if err != nil {
 		return err
 	}
@@ -205,7 +208,7 @@ func (r *ResourceClient[T]) DeleteCollection(ctx context.Context, opts metav1.De
 
 // GetScale returns the scale subresource of the object called name.
 func (r *ResourceClient[T]) GetScale(ctx context.Context, name string, opts metav1.GetOptions) (*autoscalingv1.Scale, error) {
-	path, err := r.path(r.namespace, name, "scale")
+	path, err := r.objectPath(r.namespace, name, "scale")
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +228,7 @@ func (r *ResourceClient[T]) UpdateScale(ctx context.Context, name string, scale 
 	if scale == nil {
 		return nil, errors.New("client: update scale: scale is nil")
 	}
-	path, err := r.path(r.namespace, name, "scale")
+	path, err := r.objectPath(r.namespace, name, "scale")
 	if err != nil {
 		return nil, err
 	}
@@ -318,9 +321,9 @@ func (r *ResourceClient[T]) errorContext(name string) errorContext {
 	return errorContext{group: r.res.Group, resource: r.res.Resource, name: name}
 }
 
-// path builds the URL path of the collection (name "") or of one object and
-// its subresources, validating each segment as client-go does.
-func (r *ResourceClient[T]) path(ns, name string, sub ...string) (string, error) {
+// collectionPath is the URL path of the resource's collection in ns ("" for
+// all namespaces).
+func (r *ResourceClient[T]) collectionPath(ns string) (string, error) {
 	if r.res.Resource == "" || r.res.Version == "" {
 		return "", errors.New("client: resource descriptor needs a version and a resource")
 	}
@@ -342,24 +345,28 @@ func (r *ResourceClient[T]) path(ns, name string, sub ...string) (string, error)
 	}
 	b.WriteByte('/')
 	b.WriteString(r.res.Resource)
-	if name == "" && len(sub) > 0 {
-		return "", errors.New("client: a subresource needs a resource name")
-	}
-	if name != "" || len(sub) > 0 {
-		if err := validSegment("name", name); err != nil {
-			return "", err
-		}
-		b.WriteByte('/')
-		b.WriteString(name)
-	}
-	for _, s := range sub {
-		if err := validSegment("subresource", s); err != nil {
-			return "", err
-		}
-		b.WriteByte('/')
-		b.WriteString(s)
-	}
 	return b.String(), nil
+}
+
+// objectPath is the URL path of the object called name in ns, or of its
+// subresource sub when sub is not empty. Segments are validated as client-go
+// validates them.
+func (r *ResourceClient[T]) objectPath(ns, name, sub string) (string, error) {
+	p, err := r.collectionPath(ns)
+	if err != nil {
+		return "", err
+	}
+	if err := validSegment("name", name); err != nil {
+		return "", err
+	}
+	p += "/" + name
+	if sub != "" {
+		if err := validSegment("subresource", sub); err != nil {
+			return "", err
+		}
+		p += "/" + sub
+	}
+	return p, nil
 }
 
 // validSegment rejects what cannot be one URL path segment.
