@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"reflect"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,6 +42,9 @@ func (c *Controller) EnqueueAfter(obj metav1.Object, d time.Duration) {
 // namespaced objects must. Nothing is added for an object without such a
 // controller.
 func (c *Controller) EnqueueControllerOf(obj metav1.Object, ownerKind schema.GroupVersionKind) {
+	if isNil(obj) {
+		return
+	}
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil || ref.Kind != ownerKind.Kind || ref.Name == "" {
 		return
@@ -57,6 +61,10 @@ func (c *Controller) EnqueueControllerOf(obj metav1.Object, ownerKind schema.Gro
 }
 
 func (c *Controller) keyOf(obj metav1.Object) (string, bool) {
+	if isNil(obj) {
+		c.logger.Error("can not enqueue a nil object")
+		return "", false
+	}
 	key, err := cache.ObjectKey(obj)
 	if err != nil {
 		c.logger.Error("can not enqueue object", "err", err, "namespace", obj.GetNamespace())
@@ -164,4 +172,13 @@ func EnqueueOwnerHandler[T cache.Object](c *Controller, ownerKind schema.GroupVe
 		},
 		DeleteFunc: func(obj any) { EnqueueControllerOfDeleted[T](c, obj, ownerKind) },
 	}
+}
+
+// isNil reports whether obj is nil or a nil pointer in an interface.
+func isNil(obj any) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -126,5 +127,19 @@ func TestEnqueueHandlerPriorities(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{0, 0, LowPriority, LowPriority}, prios); diff != "" {
 		t.Errorf("priorities (-want +got):\n%s", diff)
+	}
+}
+
+func TestEnqueueNil(t *testing.T) {
+	c, q := newTestController(t, Config{SyncHandler: noopHandler})
+	var nilPod *corev1.Pod
+	c.Enqueue(nil)
+	c.Enqueue(nilPod)
+	c.EnqueueAfter(nilPod, time.Second)
+	c.EnqueueControllerOf(nilPod, rsKind)
+	c.EnqueueControllerOf(nil, rsKind)
+	EnqueueDeleted[*corev1.Pod](c, nilPod)
+	if got := q.recorded(); len(got) != 0 {
+		t.Fatalf("nil objects enqueued: %v", got)
 	}
 }

@@ -137,6 +137,9 @@ func (m *RefManager[T]) Claim(ctx context.Context, objs []T, filters ...func(T) 
 // error: the informer will deliver that change. Other write failures, and a
 // failed fresh read of the owner, are returned so the caller retries.
 func (m *RefManager[T]) ClaimObject(ctx context.Context, obj T, match func(T) bool) (bool, error) {
+	if isNil(obj) {
+		return false, errors.New("ref manager: nil object")
+	}
 	if ref := metav1.GetControllerOf(obj); ref != nil {
 		if ref.UID != m.owner.GetUID() {
 			return false, nil

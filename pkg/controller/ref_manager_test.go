@@ -454,3 +454,14 @@ func TestNewRefManagerValidates(t *testing.T) {
 		}
 	}
 }
+
+func TestClaimNilObject(t *testing.T) {
+	fp := newFakePatcher[*corev1.Pod](t, corev1.Pod{})
+	_, err := ClaimPods(t.Context(), RefManagerConfig[*corev1.Pod]{
+		Owner: ownerRS("u", false), OwnerKind: rsKind, Selector: labels.Everything(), Patcher: fp, Logger: discard,
+		GetOwner: func(context.Context) (metav1.Object, error) { return ownerRS("u", false), nil },
+	}, []*corev1.Pod{nil, pod("a", nil)})
+	if err == nil {
+		t.Fatal("nil object accepted")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -213,6 +214,11 @@ func New(cfg Config) (*Recorder, error) {
 // machine-readable cause; message is for humans. It never blocks: when the
 // buffer is full the event is dropped and counted.
 func (r *Recorder) Event(obj Object, eventType, reason, message string) {
+	if obj == nil || reflect.ValueOf(obj).Kind() == reflect.Pointer && reflect.ValueOf(obj).IsNil() {
+		r.dropped.Add(1)
+		r.logger.Error("dropping event about a nil object", "reason", reason)
+		return
+	}
 	if eventType != corev1.EventTypeNormal && eventType != corev1.EventTypeWarning {
 		r.dropped.Add(1)
 		r.logger.Error("dropping event with an unsupported type", "type", eventType, "reason", reason)

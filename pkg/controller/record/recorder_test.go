@@ -378,11 +378,17 @@ func TestDroppedEvents(t *testing.T) {
 	if s := r.Stats(); s.Dropped != 2 {
 		t.Fatalf("stats = %+v, want 2 dropped", s)
 	}
+	var nilPod *corev1.Pod
+	r.Event(nilPod, corev1.EventTypeNormal, "X", "nil pointer")
+	r.Event(nil, corev1.EventTypeNormal, "X", "nil")
+	if s := r.Stats(); s.Dropped != 4 {
+		t.Fatalf("stats = %+v, want 4 dropped", s)
+	}
 	// An object that states its kind needs no scheme.
 	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: metav1.ObjectMeta{Name: "j"}}
 	r.Event(job, corev1.EventTypeNormal, "X", "kind set")
-	if s := r.Stats(); s.Dropped != 2 {
-		t.Fatalf("stats = %+v, want still 2 dropped", s)
+	if s := r.Stats(); s.Dropped != 4 {
+		t.Fatalf("stats = %+v, want still 4 dropped", s)
 	}
 }
 
