@@ -475,7 +475,8 @@ func TestEnqueueHelpers(t *testing.T) {
 	c.Enqueue(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns"}}) // no name: skipped
 	c.EnqueueAfter(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}, time.Minute)
 	c.EnqueueKey("raw")
-	want := []string{"add ns/a", "add node1", "addAfter ns/b 1m0s", "add raw"}
+	c.EnqueueKeyAfter("ns/later", time.Hour)
+	want := []string{"add ns/a", "add node1", "addAfter ns/b 1m0s", "add raw", "addAfter ns/later 1h0m0s"}
 	if diff := cmp.Diff(want, q.recorded()); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)
 	}

@@ -16,6 +16,13 @@ func (c *Controller) EnqueueKey(key string) {
 	c.queue.Add(key)
 }
 
+// EnqueueKeyAfter adds key to the queue once d has passed. A sync handler
+// that must look at its key again later (a deadline, a condition that is
+// not yet true) calls it and returns nil.
+func (c *Controller) EnqueueKeyAfter(key string, d time.Duration) {
+	c.queue.AddAfter(key, d)
+}
+
 // Enqueue adds obj's key (cache.ObjectKey: "namespace/name", or "name"
 // for a cluster-scoped object) to the queue. An object without a name is logged
 // and skipped.
