@@ -18,12 +18,23 @@ type NoopMetrics struct{}
 
 var _ Metrics = NoopMetrics{}
 
+// ObserveReconcile implements Metrics.
 func (NoopMetrics) ObserveReconcile(string, string, time.Duration) {}
-func (NoopMetrics) IncTerminalErrors(string)                       {}
-func (NoopMetrics) IncPanics(string)                               {}
-func (NoopMetrics) IncDropped(string)                              {}
-func (NoopMetrics) AddActiveWorkers(string, int)                   {}
-func (NoopMetrics) SetMaxWorkers(string, int)                      {}
+
+// IncTerminalErrors implements Metrics.
+func (NoopMetrics) IncTerminalErrors(string) {}
+
+// IncPanics implements Metrics.
+func (NoopMetrics) IncPanics(string) {}
+
+// IncDropped implements Metrics.
+func (NoopMetrics) IncDropped(string) {}
+
+// AddActiveWorkers implements Metrics.
+func (NoopMetrics) AddActiveWorkers(string, int) {}
+
+// SetMaxWorkers implements Metrics.
+func (NoopMetrics) SetMaxWorkers(string, int) {}
 
 // PrometheusMetricsConfig configures NewPrometheusMetrics.
 type PrometheusMetricsConfig struct {
