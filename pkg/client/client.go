@@ -279,3 +279,8 @@ func (r Request) method() string {
 	}
 	return r.Method
 }
+
+// CloseIdleConnections closes the kept-alive connections that no request
+// is using, as http.Client.CloseIdleConnections does. Requests and watches
+// in progress are not affected, and later requests open new connections.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }

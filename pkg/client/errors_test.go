@@ -70,12 +70,13 @@ func TestErrors(t *testing.T) {
 		reply: func(w http.ResponseWriter) {
 			writeStatus(w, apierrors.NewResourceExpired("too old resource version: 1 (5)"))
 		},
-		is:         func(err error) bool { return apierrors.IsResourceExpired(err) && apierrors.IsGone(err) == false },
+		is:         func(err error) bool { return apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) },
 		wantCode:   410,
 		wantReason: metav1.StatusReasonExpired,
 	}, {
 		name:       "gone",
-		reply:      func(w http.ResponseWriter) { writeStatus(w, apierrors.NewGone("gone")) },
+		reply:      func(w http.ResponseWriter) { writeStatus(w, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 410,
+				Reason: metav1.StatusReasonGone, Message: "gone"}}) },
 		is:         apierrors.IsGone,
 		wantCode:   410,
 		wantReason: metav1.StatusReasonGone,

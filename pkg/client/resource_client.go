@@ -149,7 +149,8 @@ func (r *ResourceClient[T]) update(ctx context.Context, obj T, opts metav1.Updat
 // Patch applies a patch of type pt (types.MergePatchType,
 // types.StrategicMergePatchType, types.JSONPatchType or types.ApplyPatchType)
 // to the object called name, or to its subresource (such as "status") when
-// one is given, and returns the object.
+// one is given, and returns the object. For the scale subresource use
+// PatchScale.
 func (r *ResourceClient[T]) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresource ...string) (T, error) {
 	var zero T
 	if len(subresource) > 1 {
@@ -245,6 +246,30 @@ func (r *ResourceClient[T]) UpdateScale(ctx context.Context, name string, scale 
 		return nil, fmt.Errorf("client: encode scale: %w", err)
 	}
 	resp, err := r.c.do(ctx, Request{Method: http.MethodPut, Path: path, Query: q, Body: body}, r.errorContext(name))
+	if err != nil {
+		return nil, err
+	}
+	return decodeScale(resp.Body)
+}
+
+// PatchScale patches the scale subresource of the object called name (use
+// this rather than Patch with "scale", whose answer is a Scale, not a T).
+func (r *ResourceClient[T]) PatchScale(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions) (*autoscalingv1.Scale, error) {
+	path, err := r.objectPath(r.namespace, name, "scale")
+	if err != nil {
+		return nil, err
+	}
+	q, err := encodeQuery(&opts)
+	if err != nil {
+		return nil, err
+	}
+	if pt == "" {
+		return nil, errors.New("client: patch: patch type is required")
+	}
+	resp, err := r.c.do(ctx, Request{
+		Method: http.MethodPatch, Path: path, Query: q, Body: data,
+		Header: http.Header{"Content-Type": {string(pt)}},
+	}, r.errorContext(name))
 	if err != nil {
 		return nil, err
 	}
