@@ -74,9 +74,11 @@ func TestErrors(t *testing.T) {
 		wantCode:   410,
 		wantReason: metav1.StatusReasonExpired,
 	}, {
-		name:       "gone",
-		reply:      func(w http.ResponseWriter) { writeStatus(w, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 410,
-				Reason: metav1.StatusReasonGone, Message: "gone"}}) },
+		name: "gone",
+		reply: func(w http.ResponseWriter) {
+			writeStatus(w, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 410,
+				Reason: metav1.StatusReasonGone, Message: "gone"}})
+		},
 		is:         apierrors.IsGone,
 		wantCode:   410,
 		wantReason: metav1.StatusReasonGone,
