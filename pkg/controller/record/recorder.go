@@ -250,8 +250,11 @@ func (r *Recorder) Event(obj Object, eventType, reason, message string) {
 	select {
 	case r.incoming <- ev:
 	default:
-		r.dropped.Add(1)
-		r.logger.Warn("event buffer full, dropping event", "object", ref.Namespace+"/"+ref.Name, "reason", reason)
+		// Logged at the 1st, 2nd, 4th, 8th... drop, so that a flood of
+		// events does not become a flood of logs.
+		if n := r.dropped.Add(1); n&(n-1) == 0 {
+			r.logger.Warn("event buffer full, dropping events", "dropped", n, "object", ref.Namespace+"/"+ref.Name, "reason", reason)
+		}
 	}
 }
 
