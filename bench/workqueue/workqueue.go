@@ -84,15 +84,49 @@ func Keys(n int) []string {
 	return keys
 }
 
+// AddGetDone has g goroutines each run Add, Get, Done cycles, n cycles in
+// total, each goroutine cycling through its own slice of keys. With dup,
+// every cycle adds its key twice, and the second add is deduplicated. The
+// queue holds at most about g items, the way a controller's queue mostly
+// does. start is called just before the goroutines start.
+func AddGetDone(q Queue, n, g int, keys []string, dup bool, start func()) {
+	start()
+	var wg sync.WaitGroup
+	span := len(keys) / g
+	for p := range g {
+		own := keys[p*span : (p+1)*span]
+		count := n / g
+		if p == 0 {
+			count += n % g
+		}
+		wg.Go(func() {
+			j := 0
+			for range count {
+				q.Add(own[j])
+				if dup {
+					q.Add(own[j])
+				}
+				item, _ := q.Get()
+				q.Done(item)
+				if j++; j == len(own) {
+					j = 0
+				}
+			}
+		})
+	}
+	wg.Wait()
+	q.ShutDown()
+}
+
 const stopPrefix = "stop/"
 
-// AddGetDone has g producers add n items in total, cycling through keys
+// Pipeline has g producers add n items in total, cycling through keys
 // (each producer through its own slice of them), while g consumers Get and
 // Done. It returns once every item added before the producers finished has
 // been handed out: each consumer stops at one of g sentinel keys added last,
 // which FIFO order hands out after everything added before them. start is
 // called once the consumers are running, just before the producers start.
-func AddGetDone(q Queue, n, g int, keys []string, start func()) {
+func Pipeline(q Queue, n, g int, keys []string, start func()) {
 	var consumers sync.WaitGroup
 	for range g {
 		consumers.Go(func() {

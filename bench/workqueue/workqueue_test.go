@@ -17,8 +17,9 @@ var (
 )
 
 // Key sets: "unique" keys are spread so wide that an add practically never
-// finds its key still queued; "duplicate" keys are 64 in all, so most adds
-// find their key queued or in flight and are deduplicated.
+// finds its key still queued; in the pipeline workload "duplicate" keys are
+// 64 in all, so most adds find their key queued or in flight and are
+// deduplicated.
 var (
 	uniqueKeys    = Keys(1 << 18)
 	duplicateKeys = Keys(64)
@@ -33,17 +34,29 @@ type workload struct {
 
 func workloads() []workload {
 	var ws []workload
+	gs := []int{1, 4, 16}
+	for _, dup := range []bool{false, true} {
+		name := "AddGetDone/unique"
+		if dup {
+			name = "AddGetDone/duplicate"
+		}
+		for _, g := range gs {
+			ws = append(ws, workload{name, g, func(q Queue, n, g int, start func()) {
+				AddGetDone(q, n, g, uniqueKeys, dup, start)
+			}})
+		}
+	}
 	for _, keys := range []struct {
 		name string
 		keys []string
 	}{{"unique", uniqueKeys}, {"duplicate", duplicateKeys}} {
-		for _, g := range []int{1, 4, 16} {
-			ws = append(ws, workload{"AddGetDone/" + keys.name, g, func(q Queue, n, g int, start func()) {
-				AddGetDone(q, n, g, keys.keys, start)
+		for _, g := range gs {
+			ws = append(ws, workload{"Pipeline/" + keys.name, g, func(q Queue, n, g int, start func()) {
+				Pipeline(q, n, g, keys.keys, start)
 			}})
 		}
 	}
-	for _, g := range []int{1, 4, 16} {
+	for _, g := range gs {
 		ws = append(ws, workload{"AddRateLimitedForget", g, func(q Queue, n, g int, start func()) {
 			RateLimitedRetry(q, n, g, retryKeys, start)
 		}})

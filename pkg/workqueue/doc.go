@@ -8,7 +8,7 @@
 //
 //   - Fair: ready items are handed out in the order they became ready (for
 //     PriorityQueue, highest priority first and in that order within a
-//     priority). Blocked Get callers are served in the order they called.
+//     priority). Blocked Get callers are woken in the order they called.
 //   - Stingy: an item added several times before a worker gets it is
 //     processed once, and an item is never processed by two workers at
 //     once. An item added while it is being processed is kept aside and

@@ -57,12 +57,12 @@ type level[T comparable] struct {
 	q    ring[entry[T]]
 }
 
-// waiter is a Get caller blocked until an item is handed to it.
-type waiter[T comparable] struct {
-	ch       chan struct{} // capacity 1: the hand-off never blocks the giver
-	item     T
-	prio     int
-	shutdown bool
+// waiter is a blocked Get caller.
+type waiter struct {
+	ch chan struct{} // capacity 1: waking never blocks the waker
+	// counted is set when the waiter was woken for a ready item and is
+	// counted in engine.woken.
+	counted bool
 }
 
 // maxIdleLevels bounds how many empty priority levels are kept for reuse.
@@ -88,9 +88,14 @@ type engine[T comparable] struct {
 	nready int
 	// nprocessing counts items with flagProcessing.
 	nprocessing int
-	// waiters are the blocked Get callers, oldest first. Non-empty only
-	// while nready == 0: a newly ready item goes straight to a waiter.
-	waiters ring[*waiter[T]]
+	// waiters are the blocked Get callers, oldest first. A newly ready item
+	// wakes the oldest unless enough woken waiters are already on their way
+	// (woken), so whenever waiters is non-empty, nready <= woken. A woken
+	// waiter competes for the lock like any Get caller: a running consumer
+	// may take the item first, which spares a context switch, and the
+	// waiter then waits again.
+	waiters ring[*waiter]
+	woken   int
 	// delayed holds the items with flagWaiting, earliest ready time first.
 	delayed delayHeap[T]
 	// seq numbers level entries and delay heap entries; it only grows.
@@ -126,7 +131,7 @@ func (e *engine[T]) init(cfg Config) {
 	e.metricsPeriod = cfg.MetricsUpdatePeriod
 	e.kick = make(chan struct{}, 1)
 	e.stop = make(chan struct{})
-	e.waiterPool.New = func() any { return &waiter[T]{ch: make(chan struct{}, 1)} }
+	e.waiterPool.New = func() any { return &waiter{ch: make(chan struct{}, 1)} }
 }
 
 // add adds key with priority prio after delay d (at once if d <= 0).
@@ -244,17 +249,16 @@ func (e *engine[T]) markDirtyLocked(r *rec[T]) {
 	}
 }
 
-// readyLocked hands a dirty, idle item to the oldest blocked Get, or queues
-// it at the end of its priority level.
+// readyLocked queues a dirty, idle item at the end of its priority level
+// and wakes a blocked Get if it needs one.
 func (e *engine[T]) readyLocked(r *rec[T]) {
-	if e.waiters.len() > 0 {
-		w := e.waiters.pop()
-		e.startLocked(r)
-		w.item, w.prio = r.key, r.prio
-		w.ch <- struct{}{}
-		return
-	}
 	e.enqueueLocked(r)
+	if e.waiters.len() > 0 && e.nready > e.woken {
+		w := e.waiters.pop()
+		w.counted = true
+		e.woken++
+		w.ch <- struct{}{}
+	}
 }
 
 func (e *engine[T]) enqueueLocked(r *rec[T]) {
@@ -319,28 +323,36 @@ func (e *engine[T]) startLocked(r *rec[T]) {
 }
 
 func (e *engine[T]) get() (item T, prio int, shutdown bool) {
+	var w *waiter
 	e.mu.Lock()
-	if e.nready > 0 {
-		if r, p := e.popReadyLocked(); r != nil {
-			e.startLocked(r)
-			item = r.key
-			e.mu.Unlock()
-			return item, p, false
+	for {
+		if e.nready > 0 {
+			if r, p := e.popReadyLocked(); r != nil {
+				e.startLocked(r)
+				item, prio = r.key, p
+				break
+			}
+		}
+		if e.shuttingDown {
+			shutdown = true
+			break
+		}
+		if w == nil {
+			w = e.waiterPool.Get().(*waiter)
+		}
+		e.waiters.push(w)
+		e.mu.Unlock()
+		<-w.ch
+		e.mu.Lock()
+		if w.counted {
+			w.counted = false
+			e.woken--
 		}
 	}
-	if e.shuttingDown {
-		e.mu.Unlock()
-		return item, 0, true
-	}
-	w := e.waiterPool.Get().(*waiter[T])
-	e.waiters.push(w)
 	e.mu.Unlock()
-
-	<-w.ch
-	item, prio, shutdown = w.item, w.prio, w.shutdown
-	var zero T
-	w.item, w.prio, w.shutdown = zero, 0, false
-	e.waiterPool.Put(w)
+	if w != nil {
+		e.waiterPool.Put(w)
+	}
 	return item, prio, shutdown
 }
 
@@ -403,10 +415,8 @@ func (e *engine[T]) shutDownLocked() {
 	}
 	e.shuttingDown = true
 	e.shut.Store(true)
-	for e.waiters.len() > 0 { // nothing is ready, or they would not wait
-		w := e.waiters.pop()
-		w.shutdown = true
-		w.ch <- struct{}{}
+	for e.waiters.len() > 0 { // they will find nothing ready, or shutdown
+		e.waiters.pop().ch <- struct{}{}
 	}
 	for _, r := range e.delayed {
 		r.flags &^= flagWaiting

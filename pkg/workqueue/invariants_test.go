@@ -70,8 +70,11 @@ func (e *engine[T]) checkInvariants() error {
 	if live != e.nready {
 		return fmt.Errorf("%d live entries, nready %d", live, e.nready)
 	}
-	if e.waiters.len() > 0 && e.nready > 0 {
-		return fmt.Errorf("%d waiters blocked while %d items are ready", e.waiters.len(), e.nready)
+	if e.waiters.len() > 0 && e.nready > e.woken {
+		return fmt.Errorf("%d waiters blocked while %d items are ready and %d waiters woken", e.waiters.len(), e.nready, e.woken)
+	}
+	if e.woken < 0 {
+		return fmt.Errorf("woken count %d", e.woken)
 	}
 	return nil
 }

@@ -294,3 +294,51 @@ func TestDrainLosesNothing(t *testing.T) {
 		t.Fatalf("%d added items were not processed when ShutDownWithDrain returned", left)
 	}
 }
+
+// TestNoLostWakeups keeps many consumers mostly blocked while few items
+// trickle in, the pattern where a missed wake-up would strand a ready item
+// with every consumer asleep. The invariant check catches that state:
+// blocked waiters while more items are ready than waiters were woken.
+func TestNoLostWakeups(t *testing.T) {
+	q, err := New[int](Config{})
+	mustNoErr(t, err)
+	const consumers, producers, perProducer = 16, 2, 3
+	rounds := 300
+	if testing.Short() {
+		rounds = 50
+	}
+	var processed atomic.Int64
+	var wg sync.WaitGroup
+	for range consumers {
+		wg.Go(func() {
+			for {
+				k, shutdown := q.Get()
+				if shutdown {
+					return
+				}
+				processed.Add(1)
+				q.Done(k)
+			}
+		})
+	}
+	want := int64(0)
+	for round := range rounds {
+		var pwg sync.WaitGroup
+		for p := range producers {
+			pwg.Go(func() {
+				for i := range perProducer {
+					q.Add((round*producers+p)*perProducer + i)
+				}
+			})
+		}
+		pwg.Wait()
+		want += producers * perProducer
+		for processed.Load() < want {
+			mustCheck(t, &q.e)
+			runtime.Gosched()
+		}
+	}
+	q.ShutDown()
+	wg.Wait()
+	mustCheck(t, &q.e)
+}
