@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kplane/kplane/pkg/workqueue"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The canonical controller worker loop: take a key, sync it, forget it on
@@ -105,4 +106,35 @@ func ExamplePriorityQueue() {
 	// default/c 0
 	// default/a -100
 	// default/b -100
+}
+
+// Export queue metrics to Prometheus under the names Kubernetes uses.
+func ExamplePrometheusMetrics() {
+	reg := prometheus.NewRegistry()
+	metrics, err := workqueue.NewPrometheusMetrics(workqueue.PrometheusConfig{Registerer: reg})
+	if err != nil {
+		panic(err)
+	}
+	q, err := workqueue.NewRateLimiting(workqueue.RateLimitingConfig[string]{
+		Config: workqueue.Config{Name: "deployments", Metrics: metrics},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer q.ShutDown()
+	q.Add("default/web")
+	q.Add("default/api")
+
+	families, err := reg.Gather()
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "workqueue_depth" {
+			m := f.GetMetric()[0]
+			fmt.Println(f.GetName(), m.GetLabel()[0].GetValue(), m.GetGauge().GetValue())
+		}
+	}
+	// Output:
+	// workqueue_depth deployments 2
 }
