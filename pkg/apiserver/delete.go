@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,8 +35,8 @@ func (s *Server) parseDeleteOptions(w http.ResponseWriter, r *http.Request) (*me
 		return nil, err
 	}
 	if len(data) > 0 {
-		if err := json.Unmarshal(data, opts); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
+		if err := decodeDeleteOptions(data, opts); err != nil {
+			return nil, err
 		}
 	}
 	v := r.URL.Query()
@@ -69,6 +70,33 @@ func (s *Server) parseDeleteOptions(w http.ResponseWriter, r *http.Request) (*me
 		opts.GracePeriodSeconds = &zero
 	}
 	return opts, nil
+}
+
+// decodeDeleteOptions decodes a DeleteOptions body: JSON, or the protobuf
+// envelope that client-go's typed clients send. client-go labels the
+// envelope with the group version of the resource being deleted (such as
+// apps/v1), so only the kind is checked.
+func decodeDeleteOptions(data []byte, opts *metav1.DeleteOptions) error {
+	if !bytes.HasPrefix(data, protobufMagic) {
+		if err := json.Unmarshal(data, opts); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
+		}
+		return nil
+	}
+	var u runtime.Unknown
+	if err := u.Unmarshal(data[len(protobufMagic):]); err != nil {
+		return apierrors.NewBadRequest("invalid DeleteOptions: protobuf envelope: " + err.Error())
+	}
+	if u.Kind != "" && u.Kind != "DeleteOptions" {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: the body holds a %s", u.Kind))
+	}
+	if u.ContentEncoding != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: protobuf content encoding %q is not supported", u.ContentEncoding))
+	}
+	if err := opts.Unmarshal(u.Raw); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
+	}
+	return nil
 }
 
 // serveDelete handles DELETE of one object.

@@ -1,0 +1,92 @@
+package compat
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kplane/kplane/pkg/apiserver"
+	"github.com/kplane/kplane/pkg/storage/memory"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// server is a kplane API server on a memory backend, served over loopback
+// HTTP inside the test process, with a log of the requests it saw.
+type server struct {
+	URL string
+
+	mu       sync.Mutex
+	requests []string // "METHOD path?query"
+}
+
+// startServer starts a server for t and stops it when t ends.
+func startServer(t testing.TB) *server {
+	t.Helper()
+	backend, err := memory.New(memory.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := apiserver.New(apiserver.Config{Backend: backend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{}
+	h := srv.Handler()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI())
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	s.URL = hs.URL
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		hs.Close()
+		_ = backend.Close()
+	})
+	return s
+}
+
+// sawRequest reports whether the server saw a request with this method
+// whose URI contains every one of parts.
+func (s *server) sawRequest(method string, parts ...string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+next:
+	for _, r := range s.requests {
+		if !strings.HasPrefix(r, method+" ") {
+			continue
+		}
+		for _, p := range parts {
+			if !strings.Contains(r, p) {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// restConfig is a client-go configuration for s, with client-side rate
+// limiting effectively off so tests are not slowed by it.
+func (s *server) restConfig() *rest.Config {
+	return &rest.Config{Host: s.URL, QPS: 1000, Burst: 1000, UserAgent: "kplane-compat"}
+}
+
+// clientset returns a client-go clientset for s; its idle connections are
+// closed when t ends.
+func (s *server) clientset(t testing.TB) *kubernetes.Clientset {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(s.restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
