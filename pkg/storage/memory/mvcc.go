@@ -65,6 +65,9 @@ type decoded struct {
 	tombSet bool
 }
 
+// decodedWindow is how many of the newest events keep their decoded objects.
+const decodedWindow = 1024
+
 // kv is a key and its bytes at some snapshot.
 type kv struct {
 	key   string
@@ -84,6 +87,12 @@ func (b *Backend) putLocked(key string, value, prev []byte) uint64 {
 	}
 	rec.versions = append(rec.versions, version{rev: rev, value: value})
 	b.log = append(b.log, &event{rev: rev, key: key, value: value, prev: prev, at: b.clock.Now()})
+	if n := len(b.log); n > decodedWindow {
+		// Only the recent events keep their decoded objects; a watcher
+		// that lags further decodes again rather than the backend holding
+		// a decoded copy of the whole history.
+		b.log[n-decodedWindow-1].dec.Store(nil)
+	}
 	b.rev = rev
 	b.revNow.Store(rev)
 	if rec.versions[0].rev <= b.minRev && len(rec.versions) > 1 {

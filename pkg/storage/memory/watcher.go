@@ -321,7 +321,7 @@ func (ev *event) decode(s *store) *decoded {
 			d.err = err
 		}
 	}
-	if ev.dec.Load() == nil {
+	if ev.dec.Load() == nil && ev.rev+decodedWindow > s.b.revNow.Load() {
 		ev.dec.Store(d)
 	}
 	return d
