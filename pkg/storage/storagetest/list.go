@@ -200,6 +200,29 @@ func testListExact(t *testing.T, b storage.Backend) {
 	l := list(t, s, "/configmaps", storage.ListOptions{ResourceVersion: rvString(snap), ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 	diff(t, "snapshot at "+rvString(snap), want, names(l.Items))
 	diff(t, "newest", []string{"ns/0=1", "ns/a=2", "ns/c=1"}, names(list(t, s, "/configmaps", storage.ListOptions{}).Items))
+
+	// Pages of a list at an exact revision read that snapshot, and so does
+	// a paged list at a resourceVersion without a match (as Kubernetes has
+	// always served limit with resourceVersion).
+	for _, match := range []metav1.ResourceVersionMatch{metav1.ResourceVersionMatchExact, ""} {
+		var got []string
+		opts := storage.ListOptions{Recursive: true, ResourceVersion: rvString(snap), ResourceVersionMatch: match, Predicate: storage.Predicate{Limit: 1}}
+		for range 10 {
+			l := &corev1.ConfigMapList{}
+			if err := s.GetList(context.Background(), "/configmaps", opts, l); err != nil {
+				t.Fatalf("paged list at %d (match %q): %v", snap, match, err)
+			}
+			if l.ResourceVersion != rvString(snap) {
+				t.Errorf("page resourceVersion %s, want %d", l.ResourceVersion, snap)
+			}
+			got = append(got, names(l.Items)...)
+			if l.Continue == "" {
+				break
+			}
+			opts.ResourceVersion, opts.ResourceVersionMatch, opts.Predicate.Continue = "", "", l.Continue
+		}
+		diff(t, fmt.Sprintf("pages at %d (match %q)", snap, match), want, got)
+	}
 }
 
 // pageAll lists key page by page with limit and returns the items, the

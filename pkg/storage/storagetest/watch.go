@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -25,6 +26,7 @@ var watchTests = []test{
 	{name: "WatchInitialState", run: testWatchInitialState},
 	{name: "WatchSendInitialEvents", run: testWatchSendInitialEvents},
 	{name: "WatchPredicate", run: testWatchPredicate},
+	{name: "WatchFieldSelector", run: testWatchFieldSelector},
 	{name: "WatchProgressNotify", run: testWatchProgressNotify},
 	{name: "WatchStop", run: testWatchStop},
 	{name: "WatchSharedEvents", run: testWatchShared},
@@ -387,4 +389,44 @@ func testWatchShared(t *testing.T, b storage.Backend) {
 		}
 		diff(t, "watchers of the same changes", first, got)
 	}
+}
+
+func testWatchFieldSelector(t *testing.T, b storage.Backend) {
+	ps := pods(t, b)
+	ctx := context.Background()
+	start := currentRev(t, b)
+	w := watchOpen(t, ps, "/pods", storage.ListOptions{
+		Recursive:       true,
+		ResourceVersion: rvString(start),
+		Predicate:       storage.Predicate{Field: fields.OneTermEqualSelector("spec.nodeName", "node1"), GetAttrs: podAttrs},
+	})
+	if err := ps.Create(ctx, podKey("ns", "p"), newPod("ns", "p", "", nil), &corev1.Pod{}); err != nil {
+		t.Fatal(err)
+	}
+	bind := func(node string) string {
+		out := &corev1.Pod{}
+		err := ps.GuaranteedUpdate(ctx, podKey("ns", "p"), out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
+			p := cur.(*corev1.Pod)
+			p.Spec.NodeName = node
+			return p, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.ResourceVersion
+	}
+	rv1 := bind("node1") // starts matching: Added
+	rv2 := bind("node2") // stops matching: Deleted, with the state before
+	type podEv struct {
+		Type watch.EventType
+		Node string
+		RV   string
+	}
+	var got []podEv
+	for range 2 {
+		e := nextEvent(t, w)
+		p := e.Object.(*corev1.Pod)
+		got = append(got, podEv{e.Type, p.Spec.NodeName, p.ResourceVersion})
+	}
+	diff(t, "field-selected pod events", []podEv{{watch.Added, "node1", rv1}, {watch.Deleted, "node1", rv2}}, got)
 }
