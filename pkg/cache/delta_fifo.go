@@ -326,12 +326,41 @@ func (f *DeltaFIFO[T]) Resync() error {
 // Pop blocks until a key is queued, then calls process with all its deltas
 // while holding the FIFO's lock, so that no change of the FIFO interleaves
 // with processing (process must not call back into the FIFO). If process
-// returns an error wrapping ErrRequeue, the deltas go back to the queue
-// (unless newer ones arrived for the key meanwhile, which cannot happen
-// under the lock, so they always do) and the error is returned. Pop returns
-// ctx.Err() when ctx ends and ErrFIFOClosed when the FIFO is closed and
-// empty.
+// returns an error wrapping ErrRequeue, the deltas go back to the end of the
+// queue and the error is returned. Pop returns ctx.Err() when ctx ends and
+// ErrFIFOClosed when the FIFO is closed and empty.
 func (f *DeltaFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error {
+	var popped Popped[T]
+	err := f.PopBatch(ctx, 1, func(batch []Popped[T]) error {
+		popped = batch[0]
+		return process(popped.Deltas, popped.IsInInitialList)
+	})
+	if err != nil && errors.Is(err, ErrRequeue) {
+		// Still under no lock: re-add unless the key was queued meanwhile.
+		f.mu.Lock()
+		if _, queued := f.items[popped.Key]; !queued {
+			f.items[popped.Key] = popped.Deltas
+			f.queue = append(f.queue, popped.Key)
+			f.cond.Signal()
+		}
+		f.mu.Unlock()
+	}
+	return err
+}
+
+// Popped is one key's deltas as handed out by PopBatch.
+type Popped[T Object] struct {
+	Key    string
+	Deltas Deltas[T]
+	// IsInInitialList tells whether the deltas belong to the first Replace.
+	IsInInitialList bool
+}
+
+// PopBatch is Pop for up to max keys at once (max < 1 means all queued):
+// it blocks until at least one key is queued, then calls process once with
+// the keys in queue order, holding the FIFO's lock. It does not requeue;
+// process's error is returned as is.
+func (f *DeltaFIFO[T]) PopBatch(ctx context.Context, max int, process func(batch []Popped[T]) error) error {
 	stop := context.AfterFunc(ctx, func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -352,28 +381,33 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	isInInitialList := !f.hasSyncedLocked()
-	key := f.queue[f.head]
-	f.queue[f.head] = ""
-	f.head++
-	if f.head > 1024 && f.head*2 >= len(f.queue) {
+	n := len(f.queue) - f.head
+	if max > 0 && n > max {
+		n = max
+	}
+	batch := make([]Popped[T], n)
+	for i := range batch {
+		key := f.queue[f.head]
+		f.queue[f.head] = ""
+		f.head++
+		batch[i] = Popped[T]{Key: key, Deltas: f.items[key], IsInInitialList: !f.hasSyncedLocked()}
+		delete(f.items, key)
+		if f.initialPopulationCount > 0 {
+			f.initialPopulationCount--
+		}
+	}
+	if f.head == len(f.queue) {
+		// Empty: reuse a small array, free a big one (an initial list).
+		f.queue, f.head = f.queue[:0], 0
+		if cap(f.queue) > 1024 {
+			f.queue = nil
+			// Go maps never shrink: drop the one an initial list grew.
+			f.items = map[string]Deltas[T]{}
+		}
+	} else if f.head > 1024 && f.head*2 >= len(f.queue) {
 		// Compact so that the backing array does not grow forever.
 		f.queue = append([]string(nil), f.queue[f.head:]...)
 		f.head = 0
-	} else if f.head == len(f.queue) {
-		f.queue, f.head = f.queue[:0], 0
 	}
-	deltas := f.items[key]
-	delete(f.items, key)
-	if f.initialPopulationCount > 0 {
-		f.initialPopulationCount--
-	}
-	err := process(deltas, isInInitialList)
-	if err != nil && errors.Is(err, ErrRequeue) {
-		if _, queued := f.items[key]; !queued {
-			f.items[key] = deltas
-			f.queue = append(f.queue, key)
-		}
-	}
-	return err
+	return process(batch)
 }

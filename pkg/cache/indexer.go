@@ -2,6 +2,9 @@ package cache
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -9,7 +12,9 @@ import (
 )
 
 // NamespaceIndex is the name of the index every Indexer has: it maps a
-// namespace to the objects in it.
+// namespace to the objects in it. It costs no memory: keys are
+// "namespace/name" and kept in order, so a namespace's objects are already
+// one contiguous range of the store.
 const NamespaceIndex = "namespace"
 
 // IndexFunc computes the index values of an object. It must be a pure
@@ -32,8 +37,9 @@ type IndexerConfig[T Object] struct {
 }
 
 // btreeDegree trades the cost of a copy-on-write path copy (smaller nodes
-// copy less) against tree height.
-const btreeDegree = 8
+// copy less) against memory (bigger nodes waste less on node headers and
+// half-empty nodes): at 32, 100k entries cost ~40-50 bytes each.
+const btreeDegree = 32
 
 // entry is one stored object under its key.
 type entry[T Object] struct {
@@ -101,7 +107,6 @@ func NewIndexer[T Object](cfg IndexerConfig[T]) (*Indexer[T], error) {
 		indices:  map[string]*btree.BTreeG[indexEntry]{},
 		indexers: Indexers[T]{NamespaceIndex: NamespaceIndexFunc[T]},
 	}
-	idx.indices[NamespaceIndex] = btree.NewG(btreeDegree, lessIndexEntry)
 	if err := idx.AddIndexers(cfg.Indexers); err != nil {
 		return nil, err
 	}
@@ -170,70 +175,29 @@ func (x *Indexer[T]) AddIndexers(indexers Indexers[T]) error {
 	return nil
 }
 
-// indexValues computes every index value of obj, so that a write either
-// applies fully or not at all.
-func (x *Indexer[T]) indexValuesLocked(key string, obj T) (map[string][]string, error) {
-	out := make(map[string][]string, len(x.indexers))
-	for name, f := range x.indexers {
-		v, err := f(obj)
+// indexValuesLocked computes every index value of obj, in the order of
+// names, so that a write either applies fully or not at all.
+func (x *Indexer[T]) indexValuesLocked(key string, obj T, names []string) ([][]string, error) {
+	out := make([][]string, len(names))
+	for i, name := range names {
+		v, err := x.indexers[name](obj)
 		if err != nil {
 			return nil, fmt.Errorf("index %q of %q: %w", name, key, err)
 		}
-		out[name] = v
+		out[i] = v
 	}
 	return out, nil
 }
 
 // Add inserts or replaces obj. It fails, changing nothing, if obj has no key
 // or an index function fails.
-func (x *Indexer[T]) Add(obj T) error { return x.put(obj) }
+func (x *Indexer[T]) Add(obj T) error { return x.Update(obj) }
 
 // Update is Add: it inserts or replaces obj.
-func (x *Indexer[T]) Update(obj T) error { return x.put(obj) }
-
-func (x *Indexer[T]) put(obj T) error {
-	if isNil(obj) {
-		return fmt.Errorf("nil object")
-	}
-	key, err := ObjectKey(obj)
-	if err != nil {
-		return err
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	values, err := x.indexValuesLocked(key, obj)
-	if err != nil {
-		return err
-	}
-	old, had := x.items.Get(entry[T]{key: key})
-	if had {
-		x.unindexLocked(key, old.obj)
-		key = old.key // share the existing key string
-	}
-	x.items.ReplaceOrInsert(entry[T]{key: key, obj: obj})
-	for name, vs := range values {
-		t := x.indices[name]
-		for _, v := range vs {
-			t.ReplaceOrInsert(indexEntry{value: v, key: key})
-		}
-	}
-	x.publishLocked()
-	return nil
-}
-
-// unindexLocked removes the index entries of old, stored under key. Index
-// functions are pure, so they yield what they yielded when old was stored.
-func (x *Indexer[T]) unindexLocked(key string, old T) {
-	for name, f := range x.indexers {
-		vs, err := f(old)
-		if err != nil {
-			continue // it did not fail when old was stored; nothing to undo
-		}
-		t := x.indices[name]
-		for _, v := range vs {
-			t.Delete(indexEntry{value: v, key: key})
-		}
-	}
+func (x *Indexer[T]) Update(obj T) error {
+	var err error
+	x.Batch(func(w *IndexerWriter[T]) { err = w.Put(obj) })
+	return err
 }
 
 // Delete removes the object with obj's key, if present.
@@ -245,20 +209,115 @@ func (x *Indexer[T]) Delete(obj T) error {
 	if err != nil {
 		return err
 	}
-	return x.DeleteKey(key)
+	x.DeleteKey(key)
+	return nil
 }
 
 // DeleteKey removes the object under key, if present.
-func (x *Indexer[T]) DeleteKey(key string) error {
+func (x *Indexer[T]) DeleteKey(key string) {
+	x.Batch(func(w *IndexerWriter[T]) { w.DeleteKey(key) })
+}
+
+// Batch runs f with a writer whose changes readers see all at once, when f
+// returns: one snapshot is published for the whole batch, which makes many
+// small writes much cheaper. Writers are serialised; f must not call the
+// Indexer's own write methods (it would deadlock) and must not keep w.
+func (x *Indexer[T]) Batch(f func(w *IndexerWriter[T])) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	w := &IndexerWriter[T]{x: x}
+	f(w)
+	w.x = nil
+	if w.changed {
+		x.publishLocked()
+	}
+}
+
+// IndexerWriter writes to an Indexer inside Batch. Its reads see the
+// batch's own writes.
+type IndexerWriter[T Object] struct {
+	x       *Indexer[T]
+	changed bool
+	names   []string // index names, in a fixed order
+}
+
+// GetByKey returns the object under key, including the batch's writes.
+func (w *IndexerWriter[T]) GetByKey(key string) (T, bool) {
+	e, ok := w.x.items.Get(entry[T]{key: key})
+	return e.obj, ok
+}
+
+// Put inserts or replaces obj. It fails, changing nothing, if obj has no key
+// or an index function fails.
+func (w *IndexerWriter[T]) Put(obj T) error {
+	if isNil(obj) {
+		return fmt.Errorf("nil object")
+	}
+	key, err := ObjectKey(obj)
+	if err != nil {
+		return err
+	}
+	x := w.x
+	if w.names == nil {
+		w.names = make([]string, 0, len(x.indices))
+		for name := range x.indices {
+			w.names = append(w.names, name)
+		}
+	}
+	values, err := x.indexValuesLocked(key, obj, w.names)
+	if err != nil {
+		return err
+	}
+	old, had := x.items.Get(entry[T]{key: key})
+	if had {
+		key = old.key // share the existing key string
+	}
+	x.items.ReplaceOrInsert(entry[T]{key: key, obj: obj})
+	w.changed = true
+	for i, name := range w.names {
+		var oldValues []string
+		if had {
+			// Index functions are pure: they yield what they yielded
+			// when old was stored, and did not fail then.
+			oldValues, _ = x.indexers[name](old.obj)
+		}
+		if slices.Equal(oldValues, values[i]) {
+			continue // the common update: no index entry moves
+		}
+		t := x.indices[name]
+		for _, v := range oldValues {
+			t.Delete(indexEntry{value: v, key: key})
+		}
+		for _, v := range values[i] {
+			t.ReplaceOrInsert(indexEntry{value: v, key: key})
+		}
+	}
+	return nil
+}
+
+// DeleteKey removes the object under key, if present.
+func (w *IndexerWriter[T]) DeleteKey(key string) {
+	x := w.x
 	old, had := x.items.Delete(entry[T]{key: key})
 	if !had {
-		return nil
+		return
 	}
+	w.changed = true
 	x.unindexLocked(key, old.obj)
-	x.publishLocked()
-	return nil
+}
+
+// unindexLocked removes the index entries of old, stored under key. Index
+// functions are pure, so they yield what they yielded when old was stored.
+func (x *Indexer[T]) unindexLocked(key string, old T) {
+	for name, t := range x.indices {
+		vs, err := x.indexers[name](old)
+		if err != nil {
+			continue // it did not fail when old was stored; nothing to undo
+		}
+		for _, v := range vs {
+			t.Delete(indexEntry{value: v, key: key})
+		}
+	}
 }
 
 // Replace atomically swaps the whole content for list: readers see either
@@ -267,41 +326,82 @@ func (x *Indexer[T]) DeleteKey(key string) error {
 func (x *Indexer[T]) Replace(list []T) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	items := btree.NewG(btreeDegree, lessEntry[T])
-	indices := make(map[string]*btree.BTreeG[indexEntry], len(x.indexers))
-	for name := range x.indexers {
-		indices[name] = btree.NewG(btreeDegree, lessIndexEntry)
+	// Insert in a scattered order: lists usually come sorted by key, and
+	// sorted insertion leaves every B-tree node half empty (twice the
+	// memory); a stride coprime with the length visits each object once.
+	// Duplicate keys (the last one wins) need list order: rebuild in order.
+	items, indices, dup, err := x.buildLocked(list, scatterStride(len(list)))
+	if err == nil && dup {
+		items, indices, _, err = x.buildLocked(list, 1)
 	}
-	for _, obj := range list {
+	if err != nil {
+		return err
+	}
+	x.items, x.indices = items, indices
+	x.publishLocked()
+	return nil
+}
+
+// buildLocked builds the trees of list, visiting it with stride; dup
+// reports a duplicate key (the later visited object won).
+func (x *Indexer[T]) buildLocked(list []T, stride int) (*btree.BTreeG[entry[T]], map[string]*btree.BTreeG[indexEntry], bool, error) {
+	items := btree.NewG(btreeDegree, lessEntry[T])
+	indices := make(map[string]*btree.BTreeG[indexEntry], len(x.indices))
+	names := make([]string, 0, len(x.indices))
+	for name := range x.indices {
+		indices[name] = btree.NewG(btreeDegree, lessIndexEntry)
+		names = append(names, name)
+	}
+	dup := false
+	for i := range list {
+		obj := list[(i*stride)%len(list)]
 		if isNil(obj) {
-			return fmt.Errorf("nil object in list")
+			return nil, nil, false, fmt.Errorf("nil object in list")
 		}
 		key, err := ObjectKey(obj)
 		if err != nil {
-			return err
+			return nil, nil, false, err
 		}
 		if old, had := items.ReplaceOrInsert(entry[T]{key: key, obj: obj}); had {
-			// A duplicate key: the last one wins, drop the earlier one's entries.
-			for name, f := range x.indexers {
-				vs, _ := f(old.obj)
+			dup = true
+			for name := range indices {
+				vs, _ := x.indexers[name](old.obj)
 				for _, v := range vs {
 					indices[name].Delete(indexEntry{value: v, key: key})
 				}
 			}
 		}
-		values, err := x.indexValuesLocked(key, obj)
+		values, err := x.indexValuesLocked(key, obj, names)
 		if err != nil {
-			return err
+			return nil, nil, false, err
 		}
-		for name, vs := range values {
+		for i, vs := range values {
 			for _, v := range vs {
-				indices[name].ReplaceOrInsert(indexEntry{value: v, key: key})
+				indices[names[i]].ReplaceOrInsert(indexEntry{value: v, key: key})
 			}
 		}
 	}
-	x.items, x.indices = items, indices
-	x.publishLocked()
-	return nil
+	return items, indices, dup, nil
+}
+
+// scatterStride returns a stride coprime with n, near n/φ, for Replace's
+// insertion order (1 for small n).
+func scatterStride(n int) int {
+	if n < 64 {
+		return 1
+	}
+	s := int(float64(n)*0.618) | 1
+	for gcd(s, n) != 1 {
+		s += 2
+	}
+	return s
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // load returns the current snapshot.
@@ -327,16 +427,31 @@ func (x *Indexer[T]) Get(obj T) (T, bool, error) {
 // Len returns the number of stored objects.
 func (x *Indexer[T]) Len() int { return x.load().items.Len() }
 
-// List returns every stored object, ordered by key, in a new slice. It never
-// blocks; the objects are shared and must not be mutated.
+// List returns every stored object, ordered by key, in a new slice. It takes
+// no lock (see yieldEvery for how scans share the processor); the objects
+// are shared and must not be mutated.
 func (x *Indexer[T]) List() []T {
 	s := x.load()
 	out := make([]T, 0, s.items.Len())
 	s.items.Ascend(func(e entry[T]) bool {
 		out = append(out, e.obj)
+		yieldEvery(len(out))
 		return true
 	})
 	return out
+}
+
+// yieldEvery yields the processor before the first and every 256th object
+// of a scan. Scans take no lock, so nothing else would stop a crowd of
+// goroutines listing in a loop from keeping every processor busy for whole
+// scheduler time slices (10ms) while the informer's goroutines, which hand
+// events to one another, wait for a turn: with few cores that starves event
+// processing. Yielding costs ~100ns per 256 objects and lets the writer
+// progress between readers' steps; the writer itself never waits for them.
+func yieldEvery(n int) {
+	if n%256 == 1 {
+		runtime.Gosched()
+	}
 }
 
 // ListKeys returns every key, sorted, in a new slice.
@@ -345,6 +460,7 @@ func (x *Indexer[T]) ListKeys() []string {
 	out := make([]string, 0, s.items.Len())
 	s.items.Ascend(func(e entry[T]) bool {
 		out = append(out, e.key)
+		yieldEvery(len(out))
 		return true
 	})
 	return out
@@ -354,11 +470,20 @@ func (x *Indexer[T]) ListKeys() []string {
 // It walks one snapshot without copying it, so it is the cheapest way to
 // read everything; f must not mutate the objects.
 func (x *Indexer[T]) Range(f func(key string, obj T) bool) {
-	x.load().items.Ascend(func(e entry[T]) bool { return f(e.key, e.obj) })
+	n := 0
+	x.load().items.Ascend(func(e entry[T]) bool {
+		n++
+		yieldEvery(n)
+		return f(e.key, e.obj)
+	})
 }
 
 // indexKeys calls f with every key indexed under value in the named index.
 func (s *snapshot[T]) indexKeys(name, value string, f func(key string) bool) error {
+	if name == NamespaceIndex {
+		s.namespaceEntries(value, func(e entry[T]) bool { return f(e.key) })
+		return nil
+	}
 	t, ok := s.indices[name]
 	if !ok {
 		return fmt.Errorf("index %q does not exist", name)
@@ -372,14 +497,39 @@ func (s *snapshot[T]) indexKeys(name, value string, f func(key string) bool) err
 	return nil
 }
 
+// namespaceEntries calls f with the entries of namespace ns in key order:
+// the range "ns/" to "ns0" ('0' follows '/'), or, for "", the keys without
+// a namespace.
+func (s *snapshot[T]) namespaceEntries(ns string, f func(entry[T]) bool) {
+	if ns == "" {
+		s.items.Ascend(func(e entry[T]) bool {
+			if strings.IndexByte(e.key, '/') >= 0 {
+				return true
+			}
+			return f(e)
+		})
+		return
+	}
+	s.items.AscendRange(entry[T]{key: ns + "/"}, entry[T]{key: ns + "0"}, f)
+}
+
 // ByIndex returns the objects whose named index contains value, ordered by
 // key.
 func (x *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 	s := x.load()
 	var out []T
+	if name == NamespaceIndex {
+		s.namespaceEntries(value, func(e entry[T]) bool {
+			out = append(out, e.obj)
+			yieldEvery(len(out))
+			return true
+		})
+		return out, nil
+	}
 	err := s.indexKeys(name, value, func(key string) bool {
 		if e, ok := s.items.Get(entry[T]{key: key}); ok {
 			out = append(out, e.obj)
+			yieldEvery(len(out))
 		}
 		return true
 	})
@@ -437,7 +587,11 @@ func (x *Indexer[T]) Index(name string, obj T) ([]T, error) {
 // ListIndexFuncValues returns the distinct values of the named index, sorted.
 // It returns nil for an unknown index.
 func (x *Indexer[T]) ListIndexFuncValues(name string) []string {
-	t, ok := x.load().indices[name]
+	s := x.load()
+	if name == NamespaceIndex {
+		return s.namespaces()
+	}
+	t, ok := s.indices[name]
 	if !ok {
 		return nil
 	}
@@ -456,6 +610,37 @@ func (x *Indexer[T]) ListIndexFuncValues(name string) []string {
 		// The smallest value greater than the last one found: skip its keys.
 		next = indexEntry{value: out[len(out)-1] + "\x00"}
 	}
+}
+
+// namespaces returns the distinct namespaces of the keys, sorted, skipping
+// over each namespace's range.
+func (s *snapshot[T]) namespaces() []string {
+	var out []string
+	clusterScoped := false
+	next := entry[T]{}
+	for {
+		var k string
+		found := false
+		s.items.AscendGreaterOrEqual(next, func(e entry[T]) bool {
+			k, found = e.key, true
+			return false
+		})
+		if !found {
+			break
+		}
+		ns, _, namespaced := strings.Cut(k, "/")
+		if !namespaced {
+			clusterScoped = true
+			next = entry[T]{key: k + "\x00"}
+			continue
+		}
+		out = append(out, ns)
+		next = entry[T]{key: ns + "0"}
+	}
+	if clusterScoped {
+		out = append([]string{""}, out...)
+	}
+	return out
 }
 
 // Indexers returns the index functions in use. The map must not be modified.

@@ -270,3 +270,31 @@ func TestIndexerConcurrentReadersAndWriters(t *testing.T) {
 		t.Errorf("node index holds %d keys, store %d", total, x.Len())
 	}
 }
+
+func TestIndexerReplaceDuplicateKeysLastWins(t *testing.T) {
+	for _, n := range []int{3, 500} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			x := newIndexer(t)
+			var list []*corev1.Pod
+			for i := range n {
+				list = append(list, onNode(pod("ns", fmt.Sprint("p", i), "1"), "n1"))
+			}
+			list = append(list, onNode(pod("ns", "p1", "2"), "n2"))
+			if err := x.Replace(list); err != nil {
+				t.Fatal(err)
+			}
+			if x.Len() != n {
+				t.Errorf("Len = %d, want %d", x.Len(), n)
+			}
+			if p, _ := x.GetByKey("ns/p1"); p.ResourceVersion != "2" {
+				t.Errorf("p1 at rv %s, want the last one", p.ResourceVersion)
+			}
+			if got := must2(x.IndexKeys("node", "n2")); !cmp.Equal(got, []string{"ns/p1"}) {
+				t.Errorf("node n2 = %v", got)
+			}
+			if got := len(must2(x.IndexKeys("node", "n1"))); got != n-1 {
+				t.Errorf("node n1 has %d keys, want %d", got, n-1)
+			}
+		})
+	}
+}

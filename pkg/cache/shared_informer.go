@@ -297,9 +297,14 @@ func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
 	s.listenerWG.Wait()
 }
 
+// maxBatch bounds how many keys the informer applies to its cache before
+// telling handlers about them: larger batches publish fewer snapshots, smaller
+// ones notify sooner.
+const maxBatch = 256
+
 func (s *SharedIndexInformer[T]) processLoop(ctx context.Context) {
 	for {
-		err := s.fifo.Pop(ctx, s.handleDeltas)
+		err := s.fifo.PopBatch(ctx, maxBatch, s.handleBatch)
 		if ctx.Err() != nil {
 			return
 		}
@@ -324,44 +329,57 @@ func (s *SharedIndexInformer[T]) shouldResync() bool {
 	return len(s.syncing) > 0
 }
 
-// handleDeltas applies one key's deltas to the cache and notifies handlers.
-func (s *SharedIndexInformer[T]) handleDeltas(deltas Deltas[T], isInInitialList bool) error {
+// pendingNotification is a notification decided while applying a batch,
+// sent once the batch is visible to readers.
+type pendingNotification[T Object] struct {
+	n    notification[T]
+	sync bool // only for handlers due for a resync
+}
+
+// handleBatch applies a batch of keys' deltas to the cache as one snapshot,
+// then notifies handlers in order, so a handler always finds in the cache
+// at least what it is told about.
+func (s *SharedIndexInformer[T]) handleBatch(batch []Popped[T]) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ctx := context.Background()
 	var errs []error
-	for _, d := range deltas {
-		switch d.Type {
-		case Sync, Replaced, Added, Updated:
-			old, exists, err := s.indexer.Get(d.Object)
-			if err != nil {
-				errs = append(errs, err)
-				continue
+	var out []pendingNotification[T]
+	s.indexer.Batch(func(w *IndexerWriter[T]) {
+		for _, p := range batch {
+			for _, d := range p.Deltas {
+				switch d.Type {
+				case Sync, Replaced, Added, Updated:
+					old, exists := w.GetByKey(p.Key)
+					if err := w.Put(d.Object); err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					if !exists {
+						out = append(out, pendingNotification[T]{n: notification[T]{
+							kind: addNotification, initial: p.IsInInitialList, newObj: d.Object}})
+						continue
+					}
+					// An update that does not change the resourceVersion (a
+					// resync, or a relist finding the object unchanged) only
+					// goes to the handlers due for a resync.
+					out = append(out, pendingNotification[T]{
+						n:    notification[T]{kind: updateNotification, oldObj: old, newObj: d.Object},
+						sync: old.GetResourceVersion() == d.Object.GetResourceVersion(),
+					})
+				case Deleted:
+					w.DeleteKey(p.Key)
+					var obj any = d.Object
+					if d.Tombstone != nil {
+						obj = *d.Tombstone
+					}
+					out = append(out, pendingNotification[T]{n: notification[T]{kind: deleteNotification, deleted: obj}})
+				}
 			}
-			if err := s.indexer.Update(d.Object); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if !exists {
-				s.distribute(ctx, notification[T]{kind: addNotification, initial: isInInitialList, newObj: d.Object}, false)
-				continue
-			}
-			// An update that does not change the resourceVersion (a resync,
-			// or a relist finding the object unchanged) only goes to the
-			// handlers due for a resync.
-			sync := old.GetResourceVersion() == d.Object.GetResourceVersion()
-			s.distribute(ctx, notification[T]{kind: updateNotification, oldObj: old, newObj: d.Object}, sync)
-		case Deleted:
-			if err := s.indexer.Delete(d.Object); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			var obj any = d.Object
-			if d.Tombstone != nil {
-				obj = *d.Tombstone
-			}
-			s.distribute(ctx, notification[T]{kind: deleteNotification, deleted: obj}, false)
 		}
+	})
+	ctx := context.Background()
+	for _, p := range out {
+		s.distribute(ctx, p.n, p.sync)
 	}
 	return errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +61,25 @@ type Source[T cache.Object] struct {
 
 	// Counters for tests.
 	lists, watches, watchLists int
+
+	// hold, when set, is a channel that watches wait on before delivering
+	// anything (Hold); Release closes it.
+	hold atomic.Pointer[chan struct{}]
+}
+
+// Hold makes every watch queue its events without delivering them until
+// Release, so that a burst can be prepared and then delivered at full
+// speed (benchmarks).
+func (s *Source[T]) Hold() {
+	ch := make(chan struct{})
+	s.hold.CompareAndSwap(nil, &ch)
+}
+
+// Release delivers what Hold held back, and everything after.
+func (s *Source[T]) Release() {
+	if ch := s.hold.Swap(nil); ch != nil {
+		close(*ch)
+	}
 }
 
 // New returns an empty Source at resourceVersion 1.
@@ -482,7 +502,17 @@ func (w *fakeWatch[T]) pump() {
 		ev := w.queue[0]
 		w.queue[0] = cache.Event[T]{}
 		w.queue = w.queue[1:]
+		if len(w.queue) == 0 {
+			w.queue = nil // free the array of a burst
+		}
 		w.mu.Unlock()
+		if hold := w.source.hold.Load(); hold != nil {
+			select {
+			case <-*hold:
+			case <-w.stopCh:
+				return
+			}
+		}
 		select {
 		case w.ch <- ev:
 		case <-w.stopCh:

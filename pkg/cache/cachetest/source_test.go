@@ -189,3 +189,23 @@ func TestSourceCreateUpdateDelete(t *testing.T) {
 		t.Error("Create did not copy its input")
 	}
 }
+
+func TestSourceHold(t *testing.T) {
+	s := newSource(t, cachetest.Config{})
+	w, err := s.Watch(context.Background(), metav1.ListOptions{ResourceVersion: s.ResourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	s.Hold()
+	_, _ = s.Create(pod("a"))
+	select {
+	case ev := <-w.ResultChan():
+		t.Fatalf("held watch delivered %s", describe(ev))
+	default:
+	}
+	s.Release()
+	if ev := next(t, w); ev.Type != watch.Added || ev.Object.Name != "a" {
+		t.Errorf("after release: %s", describe(ev))
+	}
+}
