@@ -3,6 +3,7 @@ module github.com/kplane/kplane/test/compat
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/kplane/kplane v0.0.0
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
