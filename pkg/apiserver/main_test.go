@@ -29,8 +29,16 @@ type testEnv struct {
 
 func newTestEnv(t testing.TB, mutate ...func(*Config)) *testEnv {
 	t.Helper()
+	return newTestEnvWithStorage(t, memory.Config{}, mutate...)
+}
+
+// newTestEnvWithStorage is newTestEnv with a tuned memory backend; its
+// Clock is always the env's fake clock.
+func newTestEnvWithStorage(t testing.TB, mcfg memory.Config, mutate ...func(*Config)) *testEnv {
+	t.Helper()
 	clk := testclock.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	backend, err := memory.New(memory.Config{Clock: clk})
+	mcfg.Clock = clk
+	backend, err := memory.New(mcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,187 @@
+package apiserver
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/kplane/kplane/pkg/storage/memory"
+)
+
+// kubectlDiscoveryAccept is what kubectl 1.3x sends to /api and /apis.
+const kubectlDiscoveryAccept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+
+func TestDiscovery(t *testing.T) {
+	e := newTestEnv(t)
+	var versions metav1.APIVersions
+	r := e.do("GET", "/api", nil, "Accept", kubectlDiscoveryAccept)
+	r.expect(t, 200, "")
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("content type %q: aggregated clients need plain JSON to fall back", ct)
+	}
+	r.decode(t, &versions)
+	if len(versions.Versions) != 1 || versions.Versions[0] != "v1" {
+		t.Fatalf("/api %+v", versions)
+	}
+
+	var groups metav1.APIGroupList
+	e.do("GET", "/apis", nil, "Accept", kubectlDiscoveryAccept).decode(t, &groups)
+	names := []string{}
+	for _, g := range groups.Groups {
+		names = append(names, g.Name+"="+g.PreferredVersion.GroupVersion)
+	}
+	if strings.Join(names, ",") != "apps=apps/v1,coordination.k8s.io=coordination.k8s.io/v1" {
+		t.Fatalf("groups %v", names)
+	}
+
+	var group metav1.APIGroup
+	e.do("GET", "/apis/apps", nil).decode(t, &group)
+	if group.Name != "apps" || group.Kind != "APIGroup" {
+		t.Fatalf("group %+v", group)
+	}
+
+	var core metav1.APIResourceList
+	e.do("GET", "/api/v1", nil).decode(t, &core)
+	byName := map[string]metav1.APIResource{}
+	for _, r := range core.APIResources {
+		byName[r.Name] = r
+	}
+	for name, want := range map[string]struct {
+		kind       string
+		namespaced bool
+		short      string
+	}{
+		"pods": {"Pod", true, "po"}, "namespaces": {"Namespace", false, "ns"}, "nodes": {"Node", false, "no"},
+		"configmaps": {"ConfigMap", true, "cm"}, "events": {"Event", true, "ev"}, "secrets": {"Secret", true, ""},
+		"pods/status": {"Pod", true, ""}, "nodes/status": {"Node", false, ""},
+	} {
+		got, ok := byName[name]
+		if !ok || got.Kind != want.kind || got.Namespaced != want.namespaced || (want.short != "" && (len(got.ShortNames) == 0 || got.ShortNames[0] != want.short)) {
+			t.Errorf("%s: %+v", name, got)
+		}
+	}
+	if len(byName["pods"].Verbs) != 8 {
+		t.Errorf("pod verbs %v", byName["pods"].Verbs)
+	}
+	var apps metav1.APIResourceList
+	e.do("GET", "/apis/apps/v1", nil).decode(t, &apps)
+	found := false
+	for _, r := range apps.APIResources {
+		if r.Name == "deployments/scale" && r.Kind == "Scale" && r.Group == "autoscaling" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no deployments/scale in %+v", apps.APIResources)
+	}
+	e.do("GET", "/api", nil, "Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").expect(t, 406, metav1.StatusReasonNotAcceptable)
+	e.do("GET", "/apis/nope", nil).expect(t, 404, metav1.StatusReasonNotFound)
+	e.do("GET", "/apis/apps/v2", nil).expect(t, 404, metav1.StatusReasonNotFound)
+}
+
+func TestVersionHealthAndRoot(t *testing.T) {
+	e := newTestEnv(t)
+	var v version.Info
+	e.do("GET", "/version", nil).decode(t, &v)
+	if v.Major != "1" || !strings.HasPrefix(v.GitVersion, "v1.") {
+		t.Fatalf("version %+v", v)
+	}
+	for _, p := range []string{"/healthz", "/livez", "/readyz", "/readyz?verbose"} {
+		r := e.do("GET", p, nil)
+		if r.code != 200 || !strings.Contains(string(r.body), "ok") {
+			t.Errorf("%s: %d %s", p, r.code, r.body)
+		}
+	}
+	r := e.do("GET", "/", nil)
+	if r.code != 200 || !strings.Contains(string(r.body), `"/apis/apps/v1"`) {
+		t.Errorf("/: %s", r.body)
+	}
+	e.do("GET", "/openapi/v2", nil).expect(t, 404, metav1.StatusReasonNotFound)
+	e.do("GET", "/nope", nil).expect(t, 404, metav1.StatusReasonNotFound)
+	e.do("POST", "/version", "{}").expect(t, 405, metav1.StatusReasonMethodNotAllowed)
+}
+
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	e := newTestEnv(t, func(c *Config) { c.Registerer, c.Gatherer = reg, reg })
+	e.mustCreate(podPath("default", ""), testPod("p", nil), nil)
+	e.do("GET", podPath("default", "p"), nil).expect(t, 200, "")
+	e.do("GET", podPath("default", "nope"), nil).expect(t, 404, metav1.StatusReasonNotFound)
+	r := e.do("GET", "/metrics", nil)
+	body := string(r.body)
+	for _, want := range []string{
+		`apiserver_request_total{code="201",component="apiserver",group="",resource="pods",scope="namespace",subresource="",verb="POST",version="v1"} 1`,
+		`apiserver_request_total{code="200",component="apiserver",group="",resource="pods",scope="resource",subresource="",verb="GET",version="v1"} 1`,
+		`apiserver_request_total{code="404",component="apiserver",group="",resource="pods",scope="resource",subresource="",verb="GET",version="v1"} 1`,
+		`apiserver_request_duration_seconds_count{component="apiserver",group="",resource="pods",scope="resource",subresource="",verb="GET",version="v1"} 2`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestRunServesAndShutsDown(t *testing.T) {
+	backend, err := memory.New(memory.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	s, err := New(Config{Backend: backend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+	resp, err := http.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// An open watch must not hold up shutdown.
+	watchResp, err := http.Get(base + "/api/v1/pods?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watchResp.Body.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Fatal("still serving after Run returned")
+	}
+}
+
+func TestNewValidatesConfig(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Fatal("New without a Backend succeeded")
+	}
+	backend, err := memory.New(memory.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	if _, err := New(Config{Backend: backend, Registerer: prometheus.NewRegistry()}); err == nil {
+		t.Fatal("New with a Registerer but no Gatherer succeeded")
+	}
+	// A second server on the same backend finds the namespaces in place.
+	if _, err := New(Config{Backend: backend}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{Backend: backend}); err != nil {
+		t.Fatalf("second server: %v", err)
+	}
+}
