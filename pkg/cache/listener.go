@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,6 +53,11 @@ type listener[T Object] struct {
 	initialPending int
 	stopped        bool
 	warnAt         int
+	// undelivered counts notifications queued or taken but not yet handled.
+	undelivered atomic.Int64
+	// halted mirrors stopped for the run loop, which checks it before each
+	// call without taking mu.
+	halted atomic.Bool
 
 	// resyncPeriod and nextResync are guarded by the informer's mu.
 	resyncPeriod time.Duration
@@ -69,6 +75,23 @@ func newListener[T Object](h Handler[T], resync time.Duration, logger *slog.Logg
 func (l *listener[T]) add(ctx context.Context, n notification[T]) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.addLocked(ctx, n)
+}
+
+// addBatch queues the notifications of a batch, skipping resync-only ones
+// unless syncing, under one lock and with at most one wake-up.
+func (l *listener[T]) addBatch(ctx context.Context, batch []pendingNotification[T], syncing bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range batch {
+		if p.sync && !syncing {
+			continue
+		}
+		l.addLocked(ctx, p.n)
+	}
+}
+
+func (l *listener[T]) addLocked(ctx context.Context, n notification[T]) {
 	if l.stopped {
 		return
 	}
@@ -80,6 +103,7 @@ func (l *listener[T]) add(ctx context.Context, n notification[T]) {
 	}
 	l.ring[(l.head+l.n)%len(l.ring)] = n
 	l.n++
+	l.undelivered.Add(1)
 	if n.initial {
 		l.initialPending++
 	}
@@ -98,16 +122,14 @@ func (l *listener[T]) stop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.stopped = true
+	l.halted.Store(true)
+	l.undelivered.Store(0)
 	clear(l.ring)
 	l.n, l.initialPending = 0, 0
 	l.cond.Broadcast()
 }
 
-func (l *listener[T]) pending() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
-}
+func (l *listener[T]) pending() int { return int(l.undelivered.Load()) }
 
 func (l *listener[T]) initialDone() bool {
 	l.mu.Lock()
@@ -115,8 +137,12 @@ func (l *listener[T]) initialDone() bool {
 	return l.initialPending == 0 && !l.stopped
 }
 
+// runBatch is how many notifications run takes from the ring per lock.
+const runBatch = 64
+
 // run delivers notifications until stop.
 func (l *listener[T]) run() {
+	batch := make([]notification[T], 0, runBatch)
 	for {
 		l.mu.Lock()
 		for l.n == 0 && !l.stopped {
@@ -126,30 +152,43 @@ func (l *listener[T]) run() {
 			l.mu.Unlock()
 			return
 		}
-		n := l.ring[l.head]
-		l.ring[l.head] = notification[T]{}
-		l.head = (l.head + 1) % len(l.ring)
-		l.n--
+		for l.n > 0 && len(batch) < runBatch {
+			batch = append(batch, l.ring[l.head])
+			l.ring[l.head] = notification[T]{}
+			l.head = (l.head + 1) % len(l.ring)
+			l.n--
+		}
 		if l.n == 0 && len(l.ring) > 1024 {
 			l.ring, l.head = make([]notification[T], 16), 0
 			l.warnAt = backlogWarning
 		}
 		l.mu.Unlock()
 
-		switch n.kind {
-		case addNotification:
-			l.handler.OnAdd(n.newObj, n.initial)
-		case updateNotification:
-			l.handler.OnUpdate(n.oldObj, n.newObj)
-		case deleteNotification:
-			l.handler.OnDelete(n.deleted)
-		}
-		if n.initial {
-			l.mu.Lock()
-			if l.initialPending > 0 {
-				l.initialPending--
+		for i, n := range batch {
+			if l.halted.Load() {
+				clear(batch)
+				return
 			}
-			l.mu.Unlock()
+			switch n.kind {
+			case addNotification:
+				l.handler.OnAdd(n.newObj, n.initial)
+			case updateNotification:
+				l.handler.OnUpdate(n.oldObj, n.newObj)
+			case deleteNotification:
+				l.handler.OnDelete(n.deleted)
+			}
+			if n.initial {
+				l.mu.Lock()
+				if l.initialPending > 0 {
+					l.initialPending--
+				}
+				l.mu.Unlock()
+			}
+			batch[i] = notification[T]{}
+			if !l.halted.Load() {
+				l.undelivered.Add(-1)
+			}
 		}
+		batch = batch[:0]
 	}
 }

@@ -173,11 +173,14 @@ func (r *Registration[T]) HasSynced() bool {
 	return r.informer.HasSynced() && r.l.initialDone()
 }
 
-// Pending returns how many notifications wait for this handler.
+// Pending returns how many notifications this handler has not finished
+// handling, the call in progress included.
 func (r *Registration[T]) Pending() int { return r.l.pending() }
 
-// Remove unregisters the handler: no call starts after Remove returns
-// (one in progress may finish). Removing twice is harmless.
+// Remove unregisters the handler and drops what it had not yet been
+// told: after Remove returns, at most the call in progress (or about to
+// start) completes. It does not wait for that call, so a handler may remove
+// itself. Removing twice is harmless.
 func (r *Registration[T]) Remove() {
 	s := r.informer
 	s.mu.Lock()
@@ -378,17 +381,8 @@ func (s *SharedIndexInformer[T]) handleBatch(batch []Popped[T]) error {
 		}
 	})
 	ctx := context.Background()
-	for _, p := range out {
-		s.distribute(ctx, p.n, p.sync)
+	for _, l := range s.listeners {
+		l.addBatch(ctx, out, s.syncing[l])
 	}
 	return errors.Join(errs...)
-}
-
-func (s *SharedIndexInformer[T]) distribute(ctx context.Context, n notification[T], sync bool) {
-	for _, l := range s.listeners {
-		if sync && !s.syncing[l] {
-			continue
-		}
-		l.add(ctx, n)
-	}
 }

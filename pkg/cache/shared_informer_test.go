@@ -223,9 +223,9 @@ func TestInformerSlowHandlerDoesNotDelayOthers(t *testing.T) {
 		if got := len(inf.Indexer().ListKeys()); got != 100 {
 			t.Errorf("store has %d objects while a handler is blocked", got)
 		}
-		// The slow handler holds one call and has the rest queued.
-		if got := slowReg.Pending(); got != 99 {
-			t.Errorf("slow handler pending = %d, want 99", got)
+		// The slow handler is stuck in its first call with the rest queued.
+		if got := slowReg.Pending(); got != 100 {
+			t.Errorf("slow handler pending = %d, want 100", got)
 		}
 		if fastReg.Pending() != 0 {
 			t.Errorf("fast handler pending = %d", fastReg.Pending())
@@ -420,6 +420,29 @@ func TestWaitForCacheSync(t *testing.T) {
 		cancel()
 		if <-done {
 			t.Error("WaitForCacheSync = true on a cancelled context")
+		}
+	})
+}
+
+func TestInformerHandlerMayRemoveItself(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := cachetest.New[*corev1.Pod](cachetest.Config{})
+		inf := newInformer(t, src, nil)
+		rec := &recorder{}
+		var reg *cache.Registration[*corev1.Pod]
+		var mu sync.Mutex
+		reg = addHandler(t, inf, cache.HandlerFuncs[*corev1.Pod]{AddFunc: func(p *corev1.Pod, initial bool) {
+			rec.OnAdd(p, initial)
+			mu.Lock()
+			defer mu.Unlock()
+			reg.Remove()
+		}}, 0)
+		startInformer(t, inf)
+		settle()
+		create(t, src, "a", "b", "c")
+		checkEvents(t, rec, "add ns/a 2 initial=false")
+		if n := reg.Pending(); n != 0 {
+			t.Errorf("removed handler has %d pending", n)
 		}
 	})
 }
