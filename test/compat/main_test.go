@@ -7,15 +7,21 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/goleak"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kplane/kplane/pkg/apiserver"
 	"github.com/kplane/kplane/pkg/storage/memory"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// controller-runtime complains on stderr when its logger is never set.
+	ctrllog.SetLogger(logr.Discard())
+	goleak.VerifyTestMain(m)
+}
 
 // server is a kplane API server on a memory backend, served over loopback
 // HTTP inside the test process, with a log of the requests it saw.
