@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -89,6 +90,13 @@ func TestDelayingRules(t *testing.T) {
 			{begin: "a", len: 0},
 			{add: "a", after: s, len: 0},
 			{done: "a", len: 0},
+			{step: s, len: 1},
+			{get: []string{"a"}, len: 0},
+		}},
+		{"the longest delay neither wraps nor fires", []delayOp{
+			{add: "a", after: math.MaxInt64, len: 0},
+			{step: 100 * 365 * 24 * time.Hour, len: 0},
+			{add: "a", after: s, len: 0},
 			{step: s, len: 1},
 			{get: []string{"a"}, len: 0},
 		}},

@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,23 +27,26 @@ const (
 )
 
 // rec is the engine's record of one item. A record exists exactly while its
-// item is dirty, waiting or processing; it is then recycled.
+// item is dirty, waiting or processing; it is then recycled. It is kept to
+// 64 bytes for a string key: a deep queue is bound by memory traffic. Times
+// are durations since the engine's epoch on its clock.
 type rec[T comparable] struct {
-	key   T
-	flags itemFlags
+	key T
+	// seq, while queued, stamps the record's live entry in a ready level: an
+	// entry whose stamp differs is stale (left behind by a priority raise)
+	// and skipped. While waiting, it orders equal ready times first come,
+	// first served.
+	seq uint64
 	// prio is the priority of the pending add; meaningful while dirty or
 	// waiting. Re-adds only ever raise it.
 	prio int
-	// seq stamps the record's live entry in a ready level: an entry whose
-	// stamp differs is stale (left behind by a priority raise) and skipped.
-	seq uint64
-	// readyAt, waitSeq and heapIdx are meaningful while waiting.
-	readyAt time.Time
-	waitSeq uint64
-	heapIdx int
+	// readyAt and heapIdx are meaningful while waiting.
+	readyAt time.Duration
 	// addedAt and startedAt feed the latency metrics; unused without them.
-	addedAt   time.Time
-	startedAt time.Time
+	addedAt   time.Duration
+	startedAt time.Duration
+	heapIdx   int32
+	flags     itemFlags
 }
 
 // entry is a slot in a ready level's FIFO.
@@ -110,7 +114,10 @@ type engine[T comparable] struct {
 	// one waits.
 	drained chan struct{}
 
-	clock         clock.Clock
+	clock clock.Clock
+	// epoch is the clock's time at construction; times are kept as
+	// durations since it, which on a real clock are monotonic.
+	epoch         time.Time
 	metrics       *queueMetrics // nil without metrics
 	metricsPeriod time.Duration
 
@@ -127,18 +134,23 @@ type engine[T comparable] struct {
 func (e *engine[T]) init(cfg Config) {
 	e.items = make(map[T]*rec[T])
 	e.clock = cfg.Clock
-	e.metrics = newQueueMetrics(cfg)
+	e.epoch = cfg.Clock.Now()
+	e.metrics = newQueueMetrics(cfg, e.now)
 	e.metricsPeriod = cfg.MetricsUpdatePeriod
 	e.kick = make(chan struct{}, 1)
 	e.stop = make(chan struct{})
 	e.waiterPool.New = func() any { return &waiter{ch: make(chan struct{}, 1)} }
 }
 
+// now is the time on the engine's clock, as a duration since its epoch.
+func (e *engine[T]) now() time.Duration { return e.clock.Since(e.epoch) }
+
 // add adds key with priority prio after delay d (at once if d <= 0).
 func (e *engine[T]) add(key T, prio int, d time.Duration) {
-	var readyAt time.Time
+	var readyAt time.Duration
 	if d > 0 {
-		readyAt = e.clock.Now().Add(d)
+		now := e.now()
+		readyAt = now + min(d, math.MaxInt64-now) // saturate, never wrap
 	}
 	e.mu.Lock()
 	if !e.shuttingDown {
@@ -161,7 +173,7 @@ func (e *engine[T]) addLocked(key T, prio int) {
 	case r.flags&flagDirty != 0:
 		e.raiseLocked(r, prio)
 	case r.flags&flagWaiting != 0:
-		e.delayed.remove(r.heapIdx)
+		e.delayed.remove(int(r.heapIdx))
 		r.flags &^= flagWaiting
 		r.prio = max(r.prio, prio)
 		e.markDirtyLocked(r)
@@ -171,7 +183,7 @@ func (e *engine[T]) addLocked(key T, prio int) {
 	}
 }
 
-func (e *engine[T]) addAfterLocked(key T, prio int, readyAt time.Time) {
+func (e *engine[T]) addAfterLocked(key T, prio int, readyAt time.Duration) {
 	r := e.items[key]
 	switch {
 	case r == nil:
@@ -183,9 +195,9 @@ func (e *engine[T]) addAfterLocked(key T, prio int, readyAt time.Time) {
 		e.raiseLocked(r, prio)
 	case r.flags&flagWaiting != 0:
 		r.prio = max(r.prio, prio)
-		if readyAt.Before(r.readyAt) {
+		if readyAt < r.readyAt {
 			r.readyAt = readyAt
-			e.delayed.fix(r.heapIdx)
+			e.delayed.fix(int(r.heapIdx))
 			if r.heapIdx == 0 {
 				e.kickLocked()
 			}
@@ -208,10 +220,10 @@ func (e *engine[T]) raiseLocked(r *rec[T], prio int) {
 	}
 }
 
-func (e *engine[T]) waitLocked(r *rec[T], readyAt time.Time) {
+func (e *engine[T]) waitLocked(r *rec[T], readyAt time.Duration) {
 	e.seq++
 	r.readyAt = readyAt
-	r.waitSeq = e.seq
+	r.seq = e.seq
 	r.flags |= flagWaiting
 	e.delayed.push(r)
 	if r.heapIdx == 0 {
@@ -460,7 +472,7 @@ func (e *engine[T]) loop() {
 	var (
 		timer   clock.Timer // fires at armedAt, the earliest ready time
 		timerC  <-chan time.Time
-		armedAt time.Time
+		armedAt time.Duration
 		mTimer  clock.Timer
 		mC      <-chan time.Time
 	)
@@ -489,20 +501,20 @@ func (e *engine[T]) loop() {
 			continue
 		case <-e.kick:
 		case <-timerC:
-			timer, timerC, armedAt = nil, nil, time.Time{}
+			timer, timerC, armedAt = nil, nil, 0
 		}
 		next, now, ok := e.promoteDue()
 		switch {
 		case !ok:
 			if timer != nil {
 				timer.Stop()
-				timer, timerC, armedAt = nil, nil, time.Time{}
+				timer, timerC, armedAt = nil, nil, 0
 			}
-		case timer == nil || !next.Equal(armedAt):
+		case timer == nil || next != armedAt:
 			if timer != nil {
 				timer.Stop()
 			}
-			timer = e.clock.NewTimer(next.Sub(now))
+			timer = e.clock.NewTimer(next - now)
 			timerC, armedAt = timer.C(), next
 		}
 	}
@@ -510,14 +522,14 @@ func (e *engine[T]) loop() {
 
 // promoteDue makes every delayed item whose time has come ready and returns
 // the next ready time, if any item still waits.
-func (e *engine[T]) promoteDue() (next, now time.Time, ok bool) {
+func (e *engine[T]) promoteDue() (next, now time.Duration, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.shuttingDown {
 		return next, now, false
 	}
-	now = e.clock.Now()
-	for len(e.delayed) > 0 && !e.delayed[0].readyAt.After(now) {
+	now = e.now()
+	for len(e.delayed) > 0 && e.delayed[0].readyAt <= now {
 		r := e.delayed.popMin()
 		r.flags &^= flagWaiting
 		e.markDirtyLocked(r)
@@ -536,11 +548,12 @@ func (e *engine[T]) updateUnfinishedWork() {
 	}
 	var total, longest float64
 	if e.nprocessing > 0 {
+		now := e.now()
 		for _, r := range e.items {
 			if r.flags&flagProcessing == 0 {
 				continue
 			}
-			age := e.clock.Since(r.startedAt).Seconds()
+			age := (now - r.startedAt).Seconds()
 			total += age
 			longest = max(longest, age)
 		}

@@ -8,22 +8,22 @@ type delayHeap[T comparable] []*rec[T]
 
 func (h delayHeap[T]) less(i, j int) bool {
 	a, b := h[i], h[j]
-	if a.readyAt.Equal(b.readyAt) {
-		return a.waitSeq < b.waitSeq
+	if a.readyAt == b.readyAt {
+		return a.seq < b.seq
 	}
-	return a.readyAt.Before(b.readyAt)
+	return a.readyAt < b.readyAt
 }
 
 func (h delayHeap[T]) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = i
-	h[j].heapIdx = j
+	h[i].heapIdx = int32(i)
+	h[j].heapIdx = int32(j)
 }
 
 func (h *delayHeap[T]) push(r *rec[T]) {
-	r.heapIdx = len(*h)
+	r.heapIdx = int32(len(*h))
 	*h = append(*h, r)
-	h.up(r.heapIdx)
+	h.up(len(*h) - 1)
 }
 
 // popMin removes and returns the earliest record. The heap must not be empty.

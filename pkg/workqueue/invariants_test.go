@@ -33,7 +33,7 @@ func (e *engine[T]) checkInvariants() error {
 			processing++
 		}
 		if f&flagWaiting != 0 {
-			if r.heapIdx < 0 || r.heapIdx >= len(e.delayed) || e.delayed[r.heapIdx] != r {
+			if i := int(r.heapIdx); i < 0 || i >= len(e.delayed) || e.delayed[i] != r {
 				return fmt.Errorf("%v: waiting but not at its heap index %d", key, r.heapIdx)
 			}
 		}

@@ -1,11 +1,11 @@
 package workqueue
 
-import "k8s.io/utils/clock"
+import "time"
 
 // queueMetrics holds a queue's metrics. The engine calls its methods with
 // its lock held, so the records' timestamps need no further guarding.
 type queueMetrics struct {
-	clock        clock.PassiveClock
+	now          func() time.Duration // the engine's clock
 	depth        GaugeMetric
 	adds         CounterMetric
 	latency      HistogramMetric
@@ -17,13 +17,13 @@ type queueMetrics struct {
 
 // newQueueMetrics returns nil when cfg asks for no metrics, which the engine
 // checks so that a queue without metrics pays nothing for them.
-func newQueueMetrics(cfg Config) *queueMetrics {
+func newQueueMetrics(cfg Config, now func() time.Duration) *queueMetrics {
 	p := cfg.Metrics
 	if p == nil {
 		return nil
 	}
 	return &queueMetrics{
-		clock:        cfg.Clock,
+		now:          now,
 		depth:        p.NewDepthMetric(cfg.Name),
 		adds:         p.NewAddsMetric(cfg.Name),
 		latency:      p.NewLatencyMetric(cfg.Name),
@@ -38,20 +38,20 @@ func newQueueMetrics(cfg Config) *queueMetrics {
 func added[T comparable](m *queueMetrics, r *rec[T]) {
 	m.adds.Inc()
 	m.depth.Inc()
-	r.addedAt = m.clock.Now()
+	r.addedAt = m.now()
 }
 
 // started: a consumer got an item.
 func started[T comparable](m *queueMetrics, r *rec[T]) {
-	now := m.clock.Now()
+	now := m.now()
 	m.depth.Dec()
-	m.latency.Observe(now.Sub(r.addedAt).Seconds())
+	m.latency.Observe((now - r.addedAt).Seconds())
 	r.startedAt = now
 }
 
 // finished: a consumer called Done.
 func finished[T comparable](m *queueMetrics, r *rec[T]) {
-	m.workDuration.Observe(m.clock.Since(r.startedAt).Seconds())
+	m.workDuration.Observe((m.now() - r.startedAt).Seconds())
 }
 
 // retry: a delayed or rate-limited add.
