@@ -35,7 +35,13 @@ type server struct {
 // startServer starts a server for t and stops it when t ends.
 func startServer(t testing.TB) *server {
 	t.Helper()
-	backend, err := memory.New(memory.Config{})
+	return startServerWith(t, memory.Config{})
+}
+
+// startServerWith starts a server on a memory backend configured by mcfg.
+func startServerWith(t testing.TB, mcfg memory.Config) *server {
+	t.Helper()
+	backend, err := memory.New(mcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
