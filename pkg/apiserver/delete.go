@@ -268,7 +268,8 @@ func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 func (s *Server) deleteNamespaceContent(ctx context.Context, ns string) error {
 	zero := int64(0)
 	opts := &metav1.DeleteOptions{GracePeriodSeconds: &zero}
-	for _, res := range s.resources {
+	for _, gvr := range s.order {
+		res := s.resources[gvr]
 		if !res.info.Namespaced {
 			continue
 		}

@@ -102,7 +102,6 @@ func TestVersionHealthAndRoot(t *testing.T) {
 	if r.code != 200 || !strings.Contains(string(r.body), `"/apis/apps/v1"`) {
 		t.Errorf("/: %s", r.body)
 	}
-	e.do("GET", "/openapi/v2", nil).expect(t, 404, metav1.StatusReasonNotFound)
 	e.do("GET", "/nope", nil).expect(t, 404, metav1.StatusReasonNotFound)
 	e.do("POST", "/version", "{}").expect(t, 405, metav1.StatusReasonMethodNotAllowed)
 }
@@ -183,5 +182,19 @@ func TestNewValidatesConfig(t *testing.T) {
 	}
 	if _, err := New(Config{Backend: backend}); err != nil {
 		t.Fatalf("second server: %v", err)
+	}
+}
+
+func TestOpenAPIServed(t *testing.T) {
+	e := newTestEnv(t)
+	r := e.do("GET", "/openapi/v2", nil, "Accept", "application/json")
+	r.expect(t, 200, "")
+	if !strings.Contains(string(r.body), `"io.k8s.api.apps.v1.Deployment"`) {
+		t.Errorf("v2 document lacks Deployment")
+	}
+	r = e.do("GET", "/openapi/v3", nil)
+	r.expect(t, 200, "")
+	if !strings.Contains(string(r.body), `"apis/apps/v1"`) {
+		t.Errorf("v3 index: %s", r.body)
 	}
 }

@@ -34,11 +34,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveVersion(w, r)
 		return
 	case path == "/openapi/v2" || strings.HasPrefix(path, "/openapi/"):
-		if s.cfg.OpenAPI == nil {
-			s.writeError(w, r, notFound())
-			return
-		}
-		s.cfg.OpenAPI.ServeHTTP(w, r)
+		s.serveOpenAPI(w, r)
 		return
 	case path == "/":
 		s.serveRoot(w, r)
@@ -241,8 +237,6 @@ func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
 			paths = append(paths, "/apis/"+gv.Group, "/apis/"+gv.String())
 		}
 	}
-	if s.cfg.OpenAPI != nil {
-		paths = append(paths, "/openapi/v2", "/openapi/v3")
-	}
+	paths = append(paths, "/openapi/v2", "/openapi/v3")
 	writeJSON(w, http.StatusOK, map[string][]string{"paths": paths})
 }

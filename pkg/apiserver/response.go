@@ -10,6 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kplane/kplane/pkg/apiserver/tables"
 )
 
 // format is a response encoding chosen from the Accept header.
@@ -93,7 +95,7 @@ func (s *Server) negotiate(r *http.Request) (format, error) {
 			switch {
 			case as == "":
 				return formatJSON, nil
-			case as == "Table" && m.params["g"] == "meta.k8s.io" && (m.params["v"] == "v1" || m.params["v"] == "v1beta1") && s.cfg.Table != nil:
+			case as == "Table" && m.params["g"] == "meta.k8s.io" && (m.params["v"] == "v1" || m.params["v"] == "v1beta1"):
 				return formatTable, nil
 			}
 		case "application/yaml":
@@ -103,6 +105,11 @@ func (s *Server) negotiate(r *http.Request) (format, error) {
 		}
 	}
 	return 0, notAcceptable()
+}
+
+// tableOptions reads the Table query parameters (includeObject).
+func tableOptions(r *http.Request) metav1.TableOptions {
+	return metav1.TableOptions{IncludeObject: metav1.IncludeObjectPolicy(r.URL.Query().Get("includeObject"))}
 }
 
 // writeJSON writes v as a JSON response.
@@ -122,7 +129,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, f format, obj runtime.Object) {
 	switch f {
 	case formatTable:
-		table, err := s.cfg.Table(obj, s.clock.Now())
+		table, err := tables.ConvertWith(obj, s.clock.Now(), tableOptions(r))
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/utils/clock"
@@ -58,15 +58,10 @@ type Config struct {
 	// ShutdownTimeout bounds how long Run waits for requests to finish
 	// after its context ends before closing connections. Default 10s.
 	ShutdownTimeout time.Duration
-	// OpenAPI, when not nil, serves /openapi/v2 and /openapi/v3 (and below).
+	// OpenAPI serves /openapi/v2 and /openapi/v3 (and below). Default:
+	// documents built, on first use, from Resources.
 	OpenAPI http.Handler
-	// Table, when not nil, converts objects and lists to metav1.Table for
-	// clients that ask for as=Table (kubectl get).
-	Table TableConvertor
 }
-
-// TableConvertor renders an object or a list as a metav1.Table.
-type TableConvertor func(obj runtime.Object, now time.Time) (*metav1.Table, error)
 
 // Server is a Kubernetes API server over a storage.Backend.
 type Server struct {
@@ -76,9 +71,16 @@ type Server struct {
 	metrics *metrics
 	// resources maps group/version/resource to what serves it; read only after New.
 	resources map[schema.GroupVersionResource]*resource
+	// order lists the served resources in registration order.
+	order []schema.GroupVersionResource
 	// groups lists the served group versions in discovery order.
 	groups  []schema.GroupVersion
 	handler http.Handler
+
+	// openapiOnce builds the default OpenAPI documents on first request.
+	openapiOnce sync.Once
+	openapi     http.Handler
+	openapiErr  error
 }
 
 // resource is one served resource and its store.
@@ -154,6 +156,7 @@ func New(cfg Config) (*Server, error) {
 			labels[f] = true
 		}
 		s.resources[gvr] = &resource{info: info, strategy: st, store: store, fieldLabels: labels}
+		s.order = append(s.order, gvr)
 		if gv := info.GVK.GroupVersion(); !seen[gv] {
 			seen[gv] = true
 			s.groups = append(s.groups, gv)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kplane/kplane/pkg/apiserver/tables"
 	"github.com/kplane/kplane/pkg/storage"
 )
 
@@ -58,7 +59,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 		// Too old: a stream holding one ERROR event.
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(s.encodeEvent(q.res, storage.Event{Type: watch.Error, Object: &se.ErrStatus}, f))
+		_, _ = w.Write(s.encodeEvent(q.res, storage.Event{Type: watch.Error, Object: &se.ErrStatus}, f, tableOptions(r)))
 		return
 	}
 	defer watcher.Stop()
@@ -73,6 +74,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 	timer := s.clock.NewTimer(timeout)
 	defer timer.Stop()
 	stop := stopping(r.Context())
+	tableOpts := tableOptions(r)
 	events := watcher.ResultChan()
 	for {
 		select {
@@ -89,7 +91,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 			if ev.Type == watch.Bookmark && !opts.allowWatchBookmarks {
 				continue
 			}
-			if _, err := w.Write(s.encodeEvent(q.res, ev, f)); err != nil {
+			if _, err := w.Write(s.encodeEvent(q.res, ev, f, tableOpts)); err != nil {
 				return
 			}
 			// Batch a burst of events into one flush.
@@ -107,7 +109,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 }
 
 // encodeEvent renders one event as a JSON line.
-func (s *Server) encodeEvent(res *resource, ev storage.Event, f format) []byte {
+func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpts metav1.TableOptions) []byte {
 	var obj []byte
 	var err error
 	switch {
@@ -124,7 +126,7 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format) []byte {
 		obj, err = json.Marshal(&cp)
 	case f == formatTable && ev.Type != watch.Bookmark:
 		var table *metav1.Table
-		if table, err = s.cfg.Table(ev.Object, s.clock.Now()); err == nil {
+		if table, err = tables.ConvertWith(ev.Object, s.clock.Now(), tableOpts); err == nil {
 			table.APIVersion, table.Kind = metav1.SchemeGroupVersion.String(), "Table"
 			obj, err = json.Marshal(table)
 		}

@@ -32,12 +32,15 @@ type watchStream struct {
 // reaching it fails the test, it never paces it.
 const eventWait = 10 * time.Second
 
-func (e *testEnv) watch(path string) *watchStream {
+func (e *testEnv) watch(path string, headers ...string) *watchStream {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "GET", e.http.URL+path, nil)
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := e.http.Client().Do(req)
 	if err != nil {
