@@ -103,9 +103,9 @@ type RateLimiter[T comparable] interface {
 }
 
 // MetricsProvider creates the metrics of a named queue. The queue calls the
-// New methods once, in its constructor, and then updates the metrics while
-// holding its lock, so the metrics must be cheap and must not call back into
-// the queue.
+// New methods once, in its constructor. It updates the metrics mostly while
+// holding its lock, so they must be cheap, safe for concurrent use, and must
+// not call back into the queue.
 type MetricsProvider interface {
 	// NewDepthMetric: items added and not yet handed out by Get.
 	NewDepthMetric(name string) GaugeMetric
