@@ -277,4 +277,3 @@ func BenchmarkMemoryPerObject(b *testing.B) {
 		b.StartTimer()
 	}
 }
-
