@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -133,6 +135,11 @@ func (c *cache) run(ctx context.Context) {
 	}
 }
 
+// listAndWatch lists the root, then follows it with backend watches. A
+// watch that fails for any reason but an Expired revision is re-opened
+// from the cache's revision, so the cache's watchers never notice; an
+// Expired one (or a change the cache cannot apply) returns, and run
+// relists.
 func (c *cache) listAndWatch(ctx context.Context) error {
 	list := c.s.rc.NewListFunc()
 	if err := c.s.inner.GetList(ctx, c.root, storage.ListOptions{Recursive: true}, list); err != nil {
@@ -150,40 +157,87 @@ func (c *cache) listAndWatch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := c.replace(items, rev); err != nil {
+		return err
+	}
+	cfg := c.s.c.cfg
+	delay := cfg.MinRetryDelay
+	for {
+		progressed, err := c.watchFrom(ctx, rev)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var re relistError
+		if errors.As(err, &re) {
+			return re.error
+		}
+		c.mu.RLock()
+		rev = c.rev
+		c.mu.RUnlock()
+		if progressed {
+			delay = cfg.MinRetryDelay
+		}
+		c.s.c.logger.Info("cacher: re-watching", "root", c.root, "revision", rev, "error", err)
+		t := cfg.Clock.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C():
+		}
+		delay = min(2*delay, cfg.MaxRetryDelay)
+	}
+}
+
+// relistError is a watch failure that only a fresh list can recover from.
+type relistError struct{ error }
+
+// watchFrom follows one backend watch from rev into the cache until it
+// ends. progressed reports whether it delivered anything.
+func (c *cache) watchFrom(ctx context.Context, rev uint64) (progressed bool, err error) {
 	noInitial := false
 	w, err := c.s.inner.Watch(ctx, c.root, storage.ListOptions{
 		Recursive:         true,
-		ResourceVersion:   lm.GetResourceVersion(),
+		ResourceVersion:   strconv.FormatUint(rev, 10),
 		ProgressNotify:    true,
 		SendInitialEvents: &noInitial,
 	})
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", c.root, err)
+		if storage.IsExpired(err) {
+			return false, relistError{err}
+		}
+		return false, fmt.Errorf("watch %s: %w", c.root, err)
 	}
 	defer w.Stop()
-	if err := c.replace(items, rev); err != nil {
-		return err
-	}
 	for ev := range w.ResultChan() {
 		switch ev.Type {
 		case watch.Error:
-			return fmt.Errorf("watch %s: %v", c.root, ev.Object)
+			err := fmt.Errorf("watch %s from %d: %v", c.root, rev, errorMessage(ev.Object))
+			if st, ok := ev.Object.(*metav1.Status); ok && st.Code == http.StatusGone {
+				return progressed, relistError{err}
+			}
+			return progressed, err
 		case watch.Bookmark:
 			r, err := objectRV(ev.Object)
 			if err != nil {
-				return err
+				return progressed, relistError{err}
 			}
 			c.bookmark(r)
 		case watch.Added, watch.Modified, watch.Deleted:
 			if err := c.apply(ev); err != nil {
-				return err
+				return progressed, relistError{err}
 			}
 		}
+		progressed = true
 	}
-	if ctx.Err() != nil {
-		return nil
+	return progressed, errors.New("watch ended")
+}
+
+func errorMessage(obj runtime.Object) string {
+	if st, ok := obj.(*metav1.Status); ok {
+		return st.Message
 	}
-	return errors.New("watch ended")
+	return fmt.Sprintf("%T", obj)
 }
 
 // replace makes items at rev the cache's state and opens it for reads.

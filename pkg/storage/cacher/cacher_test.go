@@ -378,12 +378,15 @@ func (b *faultBackend) Storage(cfg storage.ResourceConfig) (storage.Interface, e
 	return &faultStore{Interface: s, b: b}, err
 }
 
-// breakWatches ends every open backend watch with an Error event.
-func (b *faultBackend) breakWatches() {
+// breakWatches ends every open backend watch with an Error event of code.
+func (b *faultBackend) breakWatches(code int32) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, w := range b.watchers {
-		w.once.Do(func() { close(w.broken) })
+		w.once.Do(func() {
+			w.code = code
+			close(w.broken)
+		})
 	}
 	b.watchers = nil
 }
@@ -403,6 +406,7 @@ type faultWatcher struct {
 	inner  storage.Watcher
 	out    chan storage.Event
 	broken chan struct{}
+	code   int32 // set before broken closes
 	once   sync.Once
 	stop   chan struct{}
 	done   chan struct{}
@@ -427,7 +431,7 @@ func (s *faultStore) Watch(ctx context.Context, key string, opts storage.ListOpt
 			case <-w.stop:
 				return
 			case <-w.broken:
-				st := metav1.Status{Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonInternalError, Message: "injected"}
+				st := metav1.Status{Status: metav1.StatusFailure, Code: w.code, Message: "injected"}
 				select {
 				case w.out <- storage.Event{Type: watch.Error, Object: &st}:
 				case <-w.stop:
@@ -454,6 +458,38 @@ func (w *faultWatcher) Stop() {
 	<-w.done
 }
 
+func TestRewatchKeepsWatchers(t *testing.T) {
+	b := &faultBackend{Backend: newEtcdBackend(t)}
+	c := newCacher(t, b, Config{MinRetryDelay: time.Millisecond})
+	s := podStore(t, c)
+	ctx := context.Background()
+	w, err := s.Watch(ctx, "/pods", storage.ListOptions{Recursive: true, ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	a := createPod(t, s, pod("a", nil))
+	if ev := next(t, w); ev.Type != watch.Added || ev.Object.(*corev1.Pod).Name != "a" {
+		t.Fatalf("got %s", evString(ev))
+	}
+	// A transient failure (etcd lost its leader, say): the cache re-watches
+	// from its revision and its watchers see nothing but the next changes.
+	b.breakWatches(500)
+	bp := createPod(t, s, pod("b", nil))
+	if ev := next(t, w); ev.Type != watch.Added || ev.Object.(*corev1.Pod).ResourceVersion != bp.ResourceVersion {
+		t.Fatalf("after a re-watch got %s, want ADDED b@%s", evString(ev), bp.ResourceVersion)
+	}
+	// The window still reaches back across the re-watch.
+	w2, err := s.Watch(ctx, "/pods", storage.ListOptions{Recursive: true, ResourceVersion: a.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	if ev := next(t, w2); ev.Object.(*corev1.Pod).Name != "b" {
+		t.Fatalf("replay across the re-watch got %s", evString(ev))
+	}
+}
+
 func TestRelistAfterBackendWatchFails(t *testing.T) {
 	b := &faultBackend{Backend: newEtcdBackend(t)}
 	c := newCacher(t, b, Config{MinRetryDelay: time.Millisecond})
@@ -468,8 +504,9 @@ func TestRelistAfterBackendWatchFails(t *testing.T) {
 	if ev := next(t, w); ev.Type != watch.Added {
 		t.Fatalf("initial event %s", evString(ev))
 	}
-	b.breakWatches()
-	// The cache closes its watchers so that they re-watch.
+	// An Expired backend watch forces a relist: the cache closes its
+	// watchers so that they re-watch from their last revision.
+	b.breakWatches(410)
 	for ev := range w.ResultChan() {
 		t.Fatalf("watcher got %s after the backend watch broke, want a close", evString(ev))
 	}
