@@ -441,15 +441,15 @@ func (x *Indexer[T]) List() []T {
 	return out
 }
 
-// yieldEvery yields the processor before the first and every 256th object
+// yieldEvery yields the processor before the first and every 64th object
 // of a scan. Scans take no lock, so nothing else would stop a crowd of
 // goroutines listing in a loop from keeping every processor busy for whole
 // scheduler time slices (10ms) while the informer's goroutines, which hand
 // events to one another, wait for a turn: with few cores that starves event
-// processing. Yielding costs ~100ns per 256 objects and lets the writer
+// processing. Yielding costs ~100ns per 64 objects and lets the writer
 // progress between readers' steps; the writer itself never waits for them.
 func yieldEvery(n int) {
-	if n%256 == 1 {
+	if n%64 == 1 {
 		runtime.Gosched()
 	}
 }
