@@ -65,8 +65,6 @@ type Backend struct {
 
 	// revNow mirrors rev for lock-free guesses of the next revision.
 	revNow atomic.Uint64
-	// wakeUsed is set when a watcher took wake, so a write must replace it.
-	wakeUsed atomic.Bool
 
 	mu sync.RWMutex
 	// closed is set by Close; guarded by mu.
@@ -81,13 +79,14 @@ type Backend struct {
 	// record stays while any readable revision can see a version of it.
 	items map[string]*record
 	tree  *btree.BTreeG[*record]
-	// log is the revision log. Its elements are never overwritten: compaction
-	// re-slices the front and appends allocate as needed, so a watcher may
-	// read a slice of it taken under mu after releasing mu.
-	log []*event
-	// wake is closed and replaced when a write or a progress request should
-	// wake the watchers that hold it.
-	wake chan struct{}
+	// all is the revision log of every key: all.log holds the events of
+	// revisions minRev+1..rev, all.log[i].rev == minRev+1+i, and
+	// all.dropped == minRev. Watches of "/" read it.
+	all *feed
+	// feeds holds the revision log of each top-level key segment ("/pods",
+	// "/configmaps"), so that a watch reads, and is woken for, the changes
+	// of its resource only.
+	feeds map[string]*feed
 	// progressGen counts RequestWatchProgress calls.
 	progressGen uint64
 }
@@ -136,9 +135,11 @@ func New(cfg Config) (*Backend, error) {
 		minRev:           1,
 		items:            make(map[string]*record),
 		tree:             btree.NewG(32, func(a, b *record) bool { return a.key < b.key }),
-		wake:             make(chan struct{}),
+		all:              newFeed(),
+		feeds:            make(map[string]*feed),
 	}
 	b.revNow.Store(1)
+	b.all.dropped = 1
 	return b, nil
 }
 
@@ -208,7 +209,10 @@ func (b *Backend) RequestWatchProgress(ctx context.Context) error {
 		return ErrClosed
 	}
 	b.progressGen++
-	b.wakeLocked(true)
+	b.all.wakeLocked(true)
+	for _, f := range b.feeds {
+		f.wakeLocked(true)
+	}
 	return nil
 }
 
@@ -223,14 +227,4 @@ func (b *Backend) Close() error {
 	b.mu.Unlock()
 	b.watchers.Wait()
 	return nil
-}
-
-// wakeLocked wakes the watchers waiting on wake; force wakes even when no
-// watcher took the channel since the last wake.
-func (b *Backend) wakeLocked(force bool) {
-	if force || b.wakeUsed.Load() {
-		close(b.wake)
-		b.wake = make(chan struct{})
-		b.wakeUsed.Store(false)
-	}
 }

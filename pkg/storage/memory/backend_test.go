@@ -271,3 +271,36 @@ func TestClose(t *testing.T) {
 		t.Errorf("Watch after Close: %v", err)
 	}
 }
+
+// TestIdleWatcherOutlivesHistory checks that a watcher whose keys do not
+// change is not expired when other resources' writes roll the history.
+func TestIdleWatcherOutlivesHistory(t *testing.T) {
+	b := newBackend(t, memory.Config{HistoryRevisions: 5})
+	cms := configMaps(t, b)
+	pods, err := b.Storage(storage.ResourceConfig{
+		Codec:       storage.JSONCodec{},
+		NewFunc:     func() runtime.Object { return &corev1.Pod{} },
+		NewListFunc: func() runtime.Object { return &corev1.PodList{} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := put(t, cms, "a", "0")
+	w, err := pods.Watch(context.Background(), "/pods", storage.ListOptions{Recursive: true, ResourceVersion: fmt.Sprint(start)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for i := range 50 {
+		put(t, cms, "a", fmt.Sprint(i+1))
+	}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	out := &corev1.Pod{}
+	if err := pods.Create(context.Background(), "/pods/ns/p", p, out); err != nil {
+		t.Fatal(err)
+	}
+	e, ok := next(t, w)
+	if !ok || e.Type != watch.Added || e.Object.(*corev1.Pod).ResourceVersion != out.ResourceVersion {
+		t.Fatalf("idle pod watcher got %s %v, want the pod's creation", e.Type, e.Object)
+	}
+}

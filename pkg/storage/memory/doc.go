@@ -17,8 +17,10 @@
 //     compacted as writes arrive (or by Compact). Reading or watching from a
 //     compacted revision fails with storage.ErrCodeExpired (410 Gone).
 //   - Watches are fed from the revision log, not from per-watcher queues:
-//     a write appends one event and wakes the watchers; each watcher walks
-//     the log at its own pace, so writers never wait for watchers. An event
+//     a write appends one event to the log of its top-level key segment
+//     ("/pods", "/configmaps") and wakes that log's watchers; each watcher
+//     walks the log at its own pace, so writers never wait for watchers,
+//     and watchers of one resource never wake for another's writes. An event
 //     is decoded once and shared by every watcher of the resource
 //     (Event.Object, Event.Raw are read only). Each watcher delivers every
 //     change after its start revision, in revision order, exactly once.

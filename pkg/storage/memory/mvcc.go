@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,13 +88,16 @@ func (b *Backend) putLocked(key string, value, prev []byte) uint64 {
 		b.tree.ReplaceOrInsert(rec)
 	}
 	rec.versions = append(rec.versions, version{rev: rev, value: value})
-	b.log = append(b.log, &event{rev: rev, key: key, value: value, prev: prev, at: b.clock.Now()})
-	if n := len(b.log); n > decodedWindow {
+	ev := &event{rev: rev, key: key, value: value, prev: prev, at: b.clock.Now()}
+	b.all.log = append(b.all.log, ev)
+	if n := len(b.all.log); n > decodedWindow {
 		// Only the recent events keep their decoded objects; a watcher
 		// that lags further decodes again rather than the backend holding
 		// a decoded copy of the whole history.
-		b.log[n-decodedWindow-1].dec.Store(nil)
+		b.all.log[n-decodedWindow-1].dec.Store(nil)
 	}
+	f := b.feedLocked(key)
+	f.log = append(f.log, ev)
 	b.rev = rev
 	b.revNow.Store(rev)
 	if rec.versions[0].rev <= b.minRev && len(rec.versions) > 1 {
@@ -100,7 +105,8 @@ func (b *Backend) putLocked(key string, value, prev []byte) uint64 {
 		b.compactKeyLocked(key)
 	}
 	b.trimHistoryLocked()
-	b.wakeLocked(false)
+	b.all.wakeLocked(false)
+	f.wakeLocked(false)
 	return rev
 }
 
@@ -108,12 +114,13 @@ func (b *Backend) putLocked(key string, value, prev []byte) uint64 {
 // than HistoryDuration.
 func (b *Backend) trimHistoryLocked() {
 	target := b.minRev
-	if n := len(b.log); n > b.historyRevisions {
-		target = b.log[n-b.historyRevisions-1].rev
+	log := b.all.log
+	if n := len(log); n > b.historyRevisions {
+		target = log[n-b.historyRevisions-1].rev
 	}
 	deadline := b.clock.Now().Add(-b.historyDuration)
-	for i := int(target - b.minRev); i < len(b.log) && b.log[i].at.Before(deadline); i++ {
-		target = b.log[i].rev
+	for i := int(target - b.minRev); i < len(log) && log[i].at.Before(deadline); i++ {
+		target = log[i].rev
 	}
 	if target > b.minRev {
 		b.compactLocked(target)
@@ -127,11 +134,16 @@ func (b *Backend) compactLocked(rev uint64) {
 		return
 	}
 	n := int(rev - b.minRev)
-	dropped := b.log[:n]
+	dropped := b.all.log[:n]
 	// Re-slice rather than copy: watchers may be reading the old elements.
-	b.log = b.log[n:]
+	b.all.log = b.all.log[n:]
+	b.all.dropped = rev
 	b.minRev = rev
 	for _, ev := range dropped {
+		// Each feed's log is in revision order, so ev is at its front.
+		f := b.feedLocked(ev.key)
+		f.log = f.log[1:]
+		f.dropped = ev.rev
 		b.compactKeyLocked(ev.key)
 	}
 }
@@ -195,21 +207,72 @@ func (b *Backend) rangeLocked(from, end string, rev uint64, max int, out []kv) [
 	return out
 }
 
-// eventsFrom returns the logged events from revision next on, the channel
-// closed at the next write and the progress generation. ok is false when
-// revision next is compacted.
-func (b *Backend) eventsFrom(next uint64) (evs []*event, wake <-chan struct{}, gen uint64, closed, ok bool) {
+// feed is a revision log of a set of keys and the channel that wakes the
+// watchers reading it. Its log's elements are never overwritten: compaction
+// re-slices the front and appends allocate as needed, so a watcher may read
+// a slice of it taken under Backend.mu after releasing the lock.
+type feed struct {
+	// log holds every change of the feed's keys after revision dropped, in
+	// revision order.
+	log     []*event
+	dropped uint64
+	// wake is closed and replaced when a write or a progress request should
+	// wake the watchers that hold it; wakeUsed says a watcher took it since.
+	wake     chan struct{}
+	wakeUsed atomic.Bool
+}
+
+func newFeed() *feed { return &feed{wake: make(chan struct{})} }
+
+// wakeLocked wakes the watchers waiting on wake; force wakes even when no
+// watcher took the channel since the last wake.
+func (f *feed) wakeLocked(force bool) {
+	if force || f.wakeUsed.Load() {
+		close(f.wake)
+		f.wake = make(chan struct{})
+		f.wakeUsed.Store(false)
+	}
+}
+
+// feedName returns the top-level segment of a key or prefix: "/pods" for
+// "/pods/default/x", "/pods/" and "/pods"; "" for "/".
+func feedName(key string) string {
+	if i := strings.IndexByte(key[1:], '/'); i >= 0 {
+		return key[:i+1]
+	}
+	return key
+}
+
+// feedLocked returns the feed of key's top-level segment, the whole log for
+// "/"; mu must be held for writing when the feed may not exist yet.
+func (b *Backend) feedLocked(key string) *feed {
+	name := feedName(key)
+	if name == "/" {
+		return b.all
+	}
+	f := b.feeds[name]
+	if f == nil {
+		f = newFeed()
+		b.feeds[name] = f
+	}
+	return f
+}
+
+// eventsFrom returns f's events from revision next on, the revision they
+// run up to (every change of f's keys up to cur is in evs), the channel
+// closed at f's next change and the progress generation. ok is false when
+// a change of f's keys at or after revision next has been compacted.
+func (b *Backend) eventsFrom(f *feed, next uint64) (evs []*event, cur uint64, wake <-chan struct{}, gen uint64, closed, ok bool) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.closed {
-		return nil, nil, 0, true, true
+		return nil, 0, nil, 0, true, true
 	}
-	if next <= b.minRev {
-		return nil, nil, 0, false, false
+	if next <= f.dropped {
+		return nil, 0, nil, 0, false, false
 	}
-	b.wakeUsed.Store(true)
-	if i := int(next - b.minRev - 1); i < len(b.log) {
-		evs = b.log[i:len(b.log):len(b.log)]
-	}
-	return evs, b.wake, b.progressGen, false, true
+	f.wakeUsed.Store(true)
+	log := f.log
+	i := sort.Search(len(log), func(i int) bool { return log[i].rev >= next })
+	return log[i:len(log):len(log)], b.rev, f.wake, b.progressGen, false, true
 }

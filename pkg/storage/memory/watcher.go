@@ -68,21 +68,21 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	}
 
 	b := s.b
-	b.mu.RLock()
+	b.mu.Lock() // feedLocked may add a feed
 	if b.closed {
-		b.mu.RUnlock()
+		b.mu.Unlock()
 		return nil, ErrClosed
 	}
 	cur := b.rev
 	switch {
 	case rv > cur:
-		b.mu.RUnlock()
+		b.mu.Unlock()
 		return nil, tooLarge(key, rv, cur)
 	case initial || rv == 0:
 		w.next = cur + 1
 	case rv < b.minRev:
 		minRev := b.minRev
-		b.mu.RUnlock()
+		b.mu.Unlock()
 		return nil, storage.NewError(storage.ErrCodeExpired, key, rv,
 			fmt.Sprintf("too old resource version: %d (%d)", rv, minRev))
 	default:
@@ -95,9 +95,10 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 			w.initial = []kv{{key: key, value: data}}
 		}
 	}
+	w.feed = b.feedLocked(w.key)
 	w.progressGen = b.progressGen
 	b.watchers.Add(1)
-	b.mu.RUnlock()
+	b.mu.Unlock()
 
 	if w.progressNotify {
 		w.ticker = b.clock.NewTicker(b.progressInterval)
@@ -115,7 +116,8 @@ type watcher struct {
 	pred            storage.Predicate
 	progressNotify  bool
 	initialBookmark bool
-	initial         []kv // the state to send as Added first
+	initial         []kv  // the state to send as Added first
+	feed            *feed // the log of the watched keys' changes
 	ticker          clock.Ticker
 
 	// next is the revision of the next change to send; every change before
@@ -170,7 +172,7 @@ func (w *watcher) run(ctx context.Context) {
 	}
 	pendingBookmark := false
 	for {
-		evs, wake, gen, closed, ok := w.s.b.eventsFrom(w.next)
+		evs, cur, wake, gen, closed, ok := w.s.b.eventsFrom(w.feed, w.next)
 		if closed {
 			return
 		}
@@ -194,6 +196,8 @@ func (w *watcher) run(ctx context.Context) {
 			}
 			w.next = ev.rev + 1
 		}
+		// Every change of the watched keys up to cur has been sent.
+		w.next = max(w.next, cur+1)
 		if gen != w.progressGen {
 			w.progressGen = gen
 			pendingBookmark = pendingBookmark || w.progressNotify
