@@ -121,17 +121,17 @@ func JSONPatch(doc, patch []byte) ([]byte, error) {
 		}
 		switch op.Op {
 		case "add":
-			v, err := value()
-			if err != nil {
-				return nil, err
+			v, verr := value()
+			if verr != nil {
+				return nil, verr
 			}
 			d, err = add(d, path, v)
 		case "remove":
 			d, _, err = remove(d, path)
 		case "replace":
-			v, err := value()
-			if err != nil {
-				return nil, err
+			v, verr := value()
+			if verr != nil {
+				return nil, verr
 			}
 			if d, _, err = remove(d, path); err == nil {
 				d, err = add(d, path, v)
