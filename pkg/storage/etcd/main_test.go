@@ -22,6 +22,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(durabilityDirEnv); dir != "" {
+		// The child process of TestDurabilityAfterSIGKILL: write until killed.
+		err := durabilityChild(dir)
+		fmt.Fprintln(os.Stderr, "durability child:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	if shared != nil {
 		if err := shared.Close(); err != nil {
