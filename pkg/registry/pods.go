@@ -107,4 +107,3 @@ func qosClass(spec *corev1.PodSpec) corev1.PodQOSClass {
 		return corev1.PodQOSBurstable
 	}
 }
-
