@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"text/tabwriter"
 )
 
 var (
@@ -111,18 +110,17 @@ func TestSideBySide(t *testing.T) {
 		return med
 	}
 	var sb strings.Builder
-	tw := tabwriter.NewWriter(&sb, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintln(tw, "workload\tg\tkplane ns/op\tallocs/op\tclient-go ns/op\tallocs/op\tkplane/client-go\t"+
-		"kplane-prio ns/op\tallocs/op\tcr-prio ns/op\tallocs/op\tkplane-prio/cr-prio\tkplane-prio/kplane\t")
+	sb.WriteString("| workload | g | kplane ns/op | allocs | client-go ns/op | allocs | kplane / client-go " +
+		"| kplane prio ns/op | allocs | c-r prio ns/op | allocs | kplane prio / c-r prio | kplane prio / kplane |\n")
+	sb.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, w := range workloads() {
 		m := measureAll(w)
 		k, c := m[Kplane.Name], m[ClientGo.Name]
 		kp, cp := m[KplanePriority.Name], m[ControllerRuntimePriority.Name]
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.0f\t%.2f\t%.2f\t%.0f\t%.2f\t%.0f\t%.2f\t%.2f\t%.2f\t\n",
+		fmt.Fprintf(&sb, "| %s | %d | %.0f | %.2f | %.0f | %.2f | %.2f | %.0f | %.2f | %.0f | %.2f | %.2f | %.2f |\n",
 			w.name, w.g, k.ns, k.allocs, c.ns, c.allocs, k.ns/c.ns,
 			kp.ns, kp.allocs, cp.ns, cp.allocs, kp.ns/cp.ns, kp.ns/k.ns)
 	}
-	tw.Flush()
 	fmt.Fprint(os.Stdout, sb.String())
 }
 
