@@ -77,8 +77,10 @@ const maxIdleLevels = 8
 const recSlab = 64
 
 // engine is the single implementation behind every queue type: a
-// deduplicating, priority-ordered FIFO with a processing set, a delay heap
-// and direct hand-off to blocked consumers. All state is guarded by mu.
+// deduplicating, priority-ordered FIFO with a processing set and a delay
+// heap, all under one lock. A plain queue is the special case with a single
+// priority, which is why the priority queue costs no more. All state is
+// guarded by mu.
 type engine[T comparable] struct {
 	mu sync.Mutex
 
@@ -102,7 +104,7 @@ type engine[T comparable] struct {
 	woken   int
 	// delayed holds the items with flagWaiting, earliest ready time first.
 	delayed delayHeap[T]
-	// seq numbers level entries and delay heap entries; it only grows.
+	// seq stamps level entries and delay heap entries; it only grows.
 	seq uint64
 	// free holds recycled records. Like a Go map, it keeps the memory of
 	// the queue's peak size.
