@@ -1,0 +1,280 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// startupWait bounds how long the binary may take to print its URL; it
+// fails a test, it never paces one.
+const startupWait = 60 * time.Second
+
+// buildKplane compiles cmd/kplane into a temporary directory.
+func buildKplane(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kplane")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/kplane/kplane/cmd/kplane")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// apiserver is a running `kplane apiserver`.
+type apiserver struct {
+	url        string
+	kubeconfig string
+	cmd        *exec.Cmd
+	exited     chan error
+}
+
+// startAPIServer runs the binary on a free loopback port and waits for it
+// to print the URL it serves.
+func startAPIServer(t *testing.T, bin string, args ...string) *apiserver {
+	t.Helper()
+	dir := t.TempDir()
+	for i, a := range args {
+		if a == "--data-dir" && i+1 < len(args) {
+			dir = args[i+1]
+		}
+	}
+	cmd := exec.Command(bin, append([]string{"apiserver", "--port", "0", "--data-dir", dir}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = &testWriter{t: t}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &apiserver{cmd: cmd, kubeconfig: filepath.Join(dir, "kubeconfig"), exited: make(chan error, 1)}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "kplane apiserver serving on "); ok {
+				urls <- u
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		s.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		select {
+		case <-s.exited:
+		case <-time.After(startupWait):
+		}
+	})
+	select {
+	case s.url = <-urls:
+	case err := <-s.exited:
+		t.Fatalf("kplane exited before serving: %v", err)
+	case <-time.After(startupWait):
+		t.Fatal("kplane did not print its URL")
+	}
+	return s
+}
+
+// stop sends SIGTERM and checks for a clean exit.
+func (s *apiserver) stop(t *testing.T) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.exited:
+		if err != nil {
+			t.Fatalf("kplane exited with %v after SIGTERM", err)
+		}
+		s.exited <- nil // for Cleanup
+	case <-time.After(startupWait):
+		t.Fatal("kplane did not stop on SIGTERM")
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func get(t *testing.T, url string, out any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("decode %s: %v", data, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func TestAPIServerBinary(t *testing.T) {
+	bin := buildKplane(t)
+	s := startAPIServer(t, bin)
+	if code := get(t, s.url+"/readyz", nil); code != 200 {
+		t.Fatalf("readyz %d", code)
+	}
+	var nsList struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		} `json:"items"`
+	}
+	get(t, s.url+"/api/v1/namespaces", &nsList)
+	var names []string
+	for _, ns := range nsList.Items {
+		names = append(names, ns.Metadata.Name)
+	}
+	if strings.Join(names, ",") != "default,kube-node-lease,kube-public,kube-system" {
+		t.Fatalf("namespaces %v", names)
+	}
+	kc, err := os.ReadFile(s.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(kc), "server: "+s.url) || !strings.Contains(string(kc), "current-context: kplane") {
+		t.Fatalf("kubeconfig:\n%s", kc)
+	}
+	t.Run("kubectl", func(t *testing.T) { runKubectl(t, s) })
+	s.stop(t)
+}
+
+const manifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {tier: fe}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.25
+`
+
+func runKubectl(t *testing.T, s *apiserver) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed; the API is covered by the HTTP checks")
+	}
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), startupWait)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", s.kubeconfig}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := run(manifest, "apply", "-f", "-"); !strings.Contains(out, "deployment.apps/web created") {
+		t.Fatalf("apply: %s", out)
+	}
+	if out := run(strings.Replace(manifest, "replicas: 2", "replicas: 3", 1), "apply", "-f", "-"); !strings.Contains(out, "configured") {
+		t.Fatalf("second apply: %s", out)
+	}
+	if out := run("", "get", "deploy", "web", "-o", "jsonpath={.spec.replicas}/{.metadata.generation}"); out != "3/2" {
+		t.Fatalf("replicas/generation %q", out)
+	}
+	run("", "scale", "deploy", "web", "--replicas=5")
+	out := run("", "get", "deployments")
+	if !strings.Contains(out, "UP-TO-DATE") || !strings.Contains(out, "0/5") {
+		t.Fatalf("get deployments:\n%s", out)
+	}
+	run("", "create", "configmap", "settings", "--from-literal=mode=fast")
+	if out := run("", "get", "cm", "settings", "-o", "jsonpath={.data.mode}"); out != "fast" {
+		t.Fatalf("configmap %q", out)
+	}
+	if out := run("", "get", "deploy", "-l", "tier=fe", "-o", "name"); strings.TrimSpace(out) != "deployment.apps/web" {
+		t.Fatalf("label selector: %q", out)
+	}
+	run("", "delete", "deploy", "web")
+	if out := run("", "get", "deploy", "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Fatalf("after delete: %q", out)
+	}
+	if out := run("", "api-resources", "--api-group=apps", "-o", "name"); !strings.Contains(out, "deployments.apps") {
+		t.Fatalf("api-resources: %s", out)
+	}
+}
+
+func TestAPIServerFlagsFailClearly(t *testing.T) {
+	bin := buildKplane(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"apiserver", "--storage=disk"}, "--storage must be memory or etcd"},
+		{[]string{"apiserver", "--port=99999"}, "out of range"},
+		{[]string{"apiserver", "--bind-address=nope"}, "not an IP address"},
+	} {
+		out, err := exec.Command(bin, tc.args...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v: err %v output %s", tc.args, err, out)
+		}
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "kplane ") {
+		t.Errorf("version: %v %s", err, out)
+	}
+}
+
+func TestAPIServerEmbeddedEtcdKeepsData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts embedded etcd twice")
+	}
+	bin := buildKplane(t)
+	dir := t.TempDir()
+	s := startAPIServer(t, bin, "--storage=etcd", "--data-dir", dir)
+	if _, err := os.Stat(filepath.Join(dir, "etcd")); err != nil {
+		t.Fatalf("no etcd data in the data dir: %v", err)
+	}
+	body := `{"metadata":{"name":"kept"},"data":{"k":"v"}}`
+	resp, err := http.Post(s.url+"/api/v1/namespaces/default/configmaps", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("create %d", resp.StatusCode)
+	}
+	s.stop(t)
+	s = startAPIServer(t, bin, "--storage=etcd", "--data-dir", dir)
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if code := get(t, s.url+"/api/v1/namespaces/default/configmaps/kept", &cm); code != 200 || cm.Data["k"] != "v" {
+		t.Fatalf("after restart: %d %v", code, cm.Data)
+	}
+	s.stop(t)
+}
