@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 clients still send the deprecated DeleteOptions.OrphanDependents; it is honoured as kube-apiserver does
+
 package apiserver
 
 import (
@@ -56,7 +58,7 @@ func (s *Server) parseDeleteOptions(w http.ResponseWriter, r *http.Request) (*me
 		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid orphanDependents %q", o))
 		}
-		opts.OrphanDependents = &b //nolint:staticcheck // still part of the API
+		opts.OrphanDependents = &b
 	}
 	if d, ok := v["dryRun"]; ok {
 		opts.DryRun = d
@@ -117,7 +119,6 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request)
 		return
 	}
 	code := http.StatusOK
-	//nolint:staticcheck // OrphanDependents is deprecated but still honoured.
 	if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents {
 		code = http.StatusAccepted
 	}
@@ -155,10 +156,10 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 		m := accessor(cur)
 		if p := opts.Preconditions; p != nil {
 			if p.UID != nil && *p.UID != m.GetUID() {
-				return nil, false, apierrors.NewConflict(res.gr(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+				return nil, false, preconditionFailed(res.gr(), name, fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
 			}
 			if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
-				return nil, false, apierrors.NewConflict(res.gr(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+				return nil, false, preconditionFailed(res.gr(), name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
 			}
 		}
 		uid, rv := m.GetUID(), m.GetResourceVersion()
@@ -233,7 +234,6 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 	orphan := slices.Contains(current, metav1.FinalizerOrphanDependents)
 	foreground := slices.Contains(current, metav1.FinalizerDeleteDependents)
-	//nolint:staticcheck // OrphanDependents is deprecated but still honoured.
 	switch {
 	case opts.PropagationPolicy != nil:
 		orphan = *opts.PropagationPolicy == metav1.DeletePropagationOrphan

@@ -17,6 +17,17 @@ import (
 // concurrency failure.
 const conflictMessage = "the object has been modified; please apply your changes to the latest version and try again"
 
+// messageError is an error whose text is a message clients see verbatim,
+// capitalized as kube-apiserver writes it.
+type messageError string
+
+func (e messageError) Error() string { return string(e) }
+
+// preconditionFailed is the 409 answer when a write's precondition does not hold.
+func preconditionFailed(gr schema.GroupResource, name, msg string) error {
+	return apierrors.NewConflict(gr, name, messageError(msg))
+}
+
 // toStatusError turns any error into the *apierrors.StatusError a client
 // receives. gr and name qualify storage errors.
 func toStatusError(err error, gr schema.GroupResource, name string) *apierrors.StatusError {
@@ -37,7 +48,7 @@ func toStatusError(err error, gr schema.GroupResource, name string) *apierrors.S
 		case storage.ErrCodeKeyExists:
 			return apierrors.NewAlreadyExists(gr, name)
 		case storage.ErrCodeResourceVersionConflicts:
-			return apierrors.NewConflict(gr, name, errors.New(conflictMessage))
+			return apierrors.NewConflict(gr, name, messageError(conflictMessage))
 		case storage.ErrCodeInvalidObj:
 			return apierrors.NewConflict(gr, name, errors.New(serr.Detail))
 		case storage.ErrCodeExpired:

@@ -18,7 +18,6 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inflight *prometheus.GaugeVec
-	gatherer prometheus.Gatherer
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {

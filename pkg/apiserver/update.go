@@ -193,10 +193,10 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 func (s *Server) prepareUpdate(res *resource, subresource string, obj, current runtime.Object) (runtime.Object, error) {
 	m, cm := accessor(obj), accessor(current)
 	if rv := m.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
-		return nil, apierrors.NewConflict(res.gr(), cm.GetName(), fmt.Errorf("%s", conflictMessage))
+		return nil, apierrors.NewConflict(res.gr(), cm.GetName(), messageError(conflictMessage))
 	}
 	if uid := m.GetUID(); uid != "" && uid != cm.GetUID() {
-		return nil, apierrors.NewConflict(res.gr(), cm.GetName(), fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cm.GetUID()))
+		return nil, preconditionFailed(res.gr(), cm.GetName(), fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cm.GetUID()))
 	}
 	if subresource == "status" {
 		obj = res.strategy.PrepareForStatusUpdate(obj, current)
