@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
 	"github.com/kplane/kplane/pkg/apiserver"
@@ -80,7 +82,9 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	defer closeBackend()
 
-	srv, err := apiserver.New(apiserver.Config{Backend: backend, Logger: logger})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv, err := apiserver.New(apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: reg})
 	if err != nil {
 		return err
 	}

@@ -123,6 +123,11 @@ func (s *Server) serveAPIResourceList(w http.ResponseWriter, r *http.Request, gv
 				Name: info.Resource + "/status", Namespaced: info.Namespaced, Kind: info.GVK.Kind, Verbs: subresourceVerbs,
 			})
 		}
+		if servesBinding(res) {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: info.Resource + "/binding", Namespaced: info.Namespaced, Kind: "Binding", Verbs: metav1.Verbs{"create"},
+			})
+		}
 		if info.Scale {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: info.Resource + "/scale", Namespaced: info.Namespaced, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: subresourceVerbs,

@@ -98,6 +98,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case "watch":
 		s.serveWatch(w, r, q)
 	case "create":
+		if q.subresource == "binding" {
+			s.serveBinding(w, r, q)
+			return
+		}
 		s.serveCreate(w, r, q)
 	case "update":
 		s.serveUpdate(w, r, q)
@@ -162,6 +166,10 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 		if !res.info.Scale {
 			return nil, notFound()
 		}
+	case "binding":
+		if !servesBinding(res) {
+			return nil, notFound()
+		}
 	default:
 		return nil, notFound()
 	}
@@ -195,6 +203,10 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 	switch {
 	case needsName && q.name == "":
 		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+	case q.subresource == "binding":
+		if q.verb != "create" {
+			return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+		}
 	case q.verb == "create" && q.name != "":
 		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
 	case q.subresource != "" && q.verb != "get" && q.verb != "update" && q.verb != "patch":

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -61,7 +62,7 @@ func recordFrom(ctx context.Context) *requestRecord {
 }
 
 // wrap counts and times every request handled by next.
-func (m *metrics) wrap(next http.Handler, gatherer prometheus.Gatherer, clk clock.PassiveClock) http.Handler {
+func (m *metrics) wrap(next http.Handler, gatherer prometheus.Gatherer, clk clock.PassiveClock, log *slog.Logger) http.Handler {
 	metricsHandler := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" {
@@ -83,7 +84,9 @@ func (m *metrics) wrap(next http.Handler, gatherer prometheus.Gatherer, clk cloc
 			code = http.StatusOK
 		}
 		m.requests.WithLabelValues(rec.verb, rec.group, rec.version, rec.resource, rec.subresource, rec.scope, "apiserver", strconv.Itoa(code)).Inc()
-		m.duration.WithLabelValues(rec.verb, rec.group, rec.version, rec.resource, rec.subresource, rec.scope, "apiserver").Observe(clk.Since(start).Seconds())
+		elapsed := clk.Since(start)
+		m.duration.WithLabelValues(rec.verb, rec.group, rec.version, rec.resource, rec.subresource, rec.scope, "apiserver").Observe(elapsed.Seconds())
+		log.Debug("request", "verb", rec.verb, "uri", r.URL.RequestURI(), "code", code, "duration", elapsed, "userAgent", r.UserAgent())
 	})
 }
 

@@ -162,7 +162,7 @@ func New(cfg Config) (*Server, error) {
 			s.groups = append(s.groups, gv)
 		}
 	}
-	s.handler = s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock)
+	s.handler = s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock, cfg.Logger)
 	if err := s.ensureSystemNamespaces(context.Background()); err != nil {
 		return nil, err
 	}
