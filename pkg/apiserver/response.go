@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -21,6 +22,9 @@ const (
 	formatJSON format = iota
 	formatYAML
 	formatTable
+	// formatMetadata is meta.k8s.io/v1 PartialObjectMetadata(List), what
+	// metadata-only clients (controller-runtime's, client-go's) ask for.
+	formatMetadata
 )
 
 // mediaRange is one entry of an Accept header.
@@ -97,6 +101,8 @@ func (s *Server) negotiate(r *http.Request) (format, error) {
 				return formatJSON, nil
 			case as == "Table" && m.params["g"] == "meta.k8s.io" && (m.params["v"] == "v1" || m.params["v"] == "v1beta1"):
 				return formatTable, nil
+			case (as == "PartialObjectMetadata" || as == "PartialObjectMetadataList") && m.params["g"] == "meta.k8s.io" && m.params["v"] == "v1":
+				return formatMetadata, nil
 			}
 		case "application/yaml":
 			if as == "" {
@@ -105,6 +111,54 @@ func (s *Server) negotiate(r *http.Request) (format, error) {
 		}
 	}
 	return 0, notAcceptable()
+}
+
+// toMetadata converts an object or a list to PartialObjectMetadata(List).
+func toMetadata(obj runtime.Object) (runtime.Object, error) {
+	if meta.IsListType(obj) {
+		items, err := meta.ExtractList(obj)
+		if err != nil {
+			return nil, err
+		}
+		la, err := meta.ListAccessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		list := &metav1.PartialObjectMetadataList{
+			TypeMeta: metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: "PartialObjectMetadataList"},
+			ListMeta: metav1.ListMeta{ResourceVersion: la.GetResourceVersion(), Continue: la.GetContinue(), RemainingItemCount: la.GetRemainingItemCount()},
+			Items:    make([]metav1.PartialObjectMetadata, 0, len(items)),
+		}
+		for _, item := range items {
+			m, err := meta.Accessor(item)
+			if err != nil {
+				return nil, err
+			}
+			list.Items = append(list.Items, metav1.PartialObjectMetadata{ObjectMeta: *metaCopy(m)})
+		}
+		return list, nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: "PartialObjectMetadata"},
+		ObjectMeta: *metaCopy(m),
+	}, nil
+}
+
+// metaCopy deep-copies an object's metadata (shared watch objects are read only).
+func metaCopy(m metav1.Object) *metav1.ObjectMeta {
+	if om, ok := m.(*metav1.ObjectMeta); ok {
+		return om.DeepCopy()
+	}
+	return &metav1.ObjectMeta{
+		Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(),
+		Generation: m.GetGeneration(), CreationTimestamp: m.GetCreationTimestamp(), DeletionTimestamp: m.GetDeletionTimestamp(),
+		DeletionGracePeriodSeconds: m.GetDeletionGracePeriodSeconds(), Labels: m.GetLabels(), Annotations: m.GetAnnotations(),
+		OwnerReferences: m.GetOwnerReferences(), Finalizers: m.GetFinalizers(), GenerateName: m.GetGenerateName(),
+	}
 }
 
 // tableOptions reads the Table query parameters (includeObject).
@@ -136,6 +190,13 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, f
 		}
 		table.APIVersion, table.Kind = metav1.SchemeGroupVersion.String(), "Table"
 		writeJSON(w, code, table)
+	case formatMetadata:
+		out, err := toMetadata(obj)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, code, out)
 	case formatYAML:
 		data, err := json.Marshal(obj)
 		if err == nil {

@@ -130,6 +130,11 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpt
 			table.APIVersion, table.Kind = metav1.SchemeGroupVersion.String(), "Table"
 			obj, err = json.Marshal(table)
 		}
+	case f == formatMetadata:
+		var m runtime.Object
+		if m, err = toMetadata(ev.Object); err == nil {
+			obj, err = json.Marshal(m)
+		}
 	case ev.Raw != nil:
 		obj = withTypeMeta(ev.Raw, res.info.GVK)
 	default:
