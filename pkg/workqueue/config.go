@@ -33,7 +33,7 @@ type Config struct {
 type RateLimitingConfig[T comparable] struct {
 	Config
 	// RateLimiter spaces AddRateLimited retries. Nil means
-	// DefaultControllerRateLimiter.
+	// DefaultControllerRateLimiter, its token bucket on Config.Clock.
 	RateLimiter RateLimiter[T]
 }
 
@@ -41,7 +41,8 @@ type RateLimitingConfig[T comparable] struct {
 type PriorityConfig[T comparable] struct {
 	Config
 	// RateLimiter spaces AddRateLimited retries and AddOpts.RateLimited adds.
-	// Nil means DefaultControllerRateLimiter.
+	// Nil means DefaultControllerRateLimiter, its token bucket on
+	// Config.Clock.
 	RateLimiter RateLimiter[T]
 }
 

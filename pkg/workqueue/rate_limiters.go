@@ -24,9 +24,15 @@ const (
 // 1000s) and an overall token bucket (10 per second, burst 100) that bounds
 // the retry rate of the whole queue.
 func DefaultControllerRateLimiter[T comparable]() RateLimiter[T] {
+	return defaultControllerRateLimiter[T](clock.RealClock{})
+}
+
+// defaultControllerRateLimiter is DefaultControllerRateLimiter with its
+// bucket on clock c.
+func defaultControllerRateLimiter[T comparable](c clock.PassiveClock) RateLimiter[T] {
 	return &MaxOfLimiter[T]{limiters: []RateLimiter[T]{
 		newExponential[T](DefaultExponentialBase, DefaultExponentialMax),
-		newBucket[T](DefaultBucketQPS, DefaultBucketBurst, clock.RealClock{}),
+		newBucket[T](DefaultBucketQPS, DefaultBucketBurst, c),
 	}}
 }
 

@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"testing/synctest"
@@ -268,4 +269,25 @@ func TestRateLimitingQueue(t *testing.T) {
 			t.Fatal("AddRateLimited after ShutDown counted a failure")
 		}
 	})
+}
+
+// The default limiter of a queue reads the queue's clock, so a test with a
+// fake clock controls the token bucket too.
+func TestDefaultLimiterUsesQueueClock(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Unix(0, 0))
+	q, err := NewRateLimiting(RateLimitingConfig[string]{Config: Config{Clock: fc}})
+	mustNoErr(t, err)
+	defer q.ShutDown()
+	ms := time.Millisecond
+	var last time.Duration
+	for i := range DefaultBucketBurst + 2 {
+		last = q.limiter.When(fmt.Sprint(i))
+	}
+	if last != 200*ms {
+		t.Fatalf("102nd retry at a standstill waits %v, want 200ms", last)
+	}
+	fc.Step(time.Hour) // refills the bucket
+	if d := q.limiter.When("fresh"); d != DefaultExponentialBase {
+		t.Fatalf("after the clock moved on: When = %v, want the 5ms backoff", d)
+	}
 }

@@ -26,7 +26,7 @@ func (q *RateLimitingQueue[T]) init(cfg Config, limiter RateLimiter[T]) error {
 		return err
 	}
 	if limiter == nil {
-		limiter = DefaultControllerRateLimiter[T]()
+		limiter = defaultControllerRateLimiter[T](cfg.Clock)
 	}
 	q.limiter = limiter
 	q.e.init(cfg)
