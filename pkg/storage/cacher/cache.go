@@ -22,6 +22,34 @@ import (
 type entry struct {
 	key string
 	obj runtime.Object
+	enc *encoded // obj and its encoding, made on first use
+}
+
+// encoded is an object and its encoding by the resource's Codec, made at
+// most once and shared by every watcher that sends the object.
+type encoded struct {
+	obj  runtime.Object
+	once sync.Once
+	raw  []byte
+}
+
+func newEncoded(obj runtime.Object, raw []byte) *encoded {
+	e := &encoded{obj: obj, raw: raw}
+	if raw != nil {
+		e.once.Do(func() {})
+	}
+	return e
+}
+
+// bytes returns the encoding, or nil when the codec fails (the watcher's
+// reader then encodes Object itself).
+func (e *encoded) bytes(codec storage.Codec) []byte {
+	e.once.Do(func() {
+		if raw, err := codec.Encode(e.obj); err == nil {
+			e.raw = raw
+		}
+	})
+	return e.raw
 }
 
 func entryLess(a, b *entry) bool { return a.key < b.key }
@@ -32,25 +60,27 @@ type event struct {
 	rev  uint64
 	cur  runtime.Object // the new state; nil for a deletion
 	prev runtime.Object // the state before; nil for a creation
+	// curEnc encodes cur; tombEnc the tombstone.
+	curEnc, tombEnc *encoded
 
-	// tomb is prev stamped with rev: what a watcher that loses sight of
-	// the object gets as a Deleted event. Made on first use.
+	// tombOnce makes tombEnc, when the backend did not send it: prev
+	// stamped with rev, what a watcher that loses sight of the object
+	// gets as a Deleted event.
 	tombOnce sync.Once
-	tomb     runtime.Object
 }
 
-func (e *event) tombstone() runtime.Object {
+func (e *event) tombstone() *encoded {
 	e.tombOnce.Do(func() {
-		if e.tomb != nil {
+		if e.tombEnc != nil {
 			return
 		}
 		t := e.prev.DeepCopyObject()
 		if m, err := meta.Accessor(t); err == nil {
 			m.SetResourceVersion(strconv.FormatUint(e.rev, 10))
 		}
-		e.tomb = t
+		e.tombEnc = newEncoded(t, nil)
 	})
-	return e.tomb
+	return e.tombEnc
 }
 
 // progressRequester is a backend that can ask its watches for a Bookmark
@@ -248,7 +278,7 @@ func (c *cache) replace(items []runtime.Object, rev uint64) error {
 		if err != nil {
 			return err
 		}
-		state.ReplaceOrInsert(&entry{key: key, obj: obj})
+		state.ReplaceOrInsert(&entry{key: key, obj: obj, enc: newEncoded(obj, nil)})
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -328,13 +358,14 @@ func (c *cache) apply(ev storage.Event) error {
 		if e.prev == nil {
 			e.prev = ev.PrevObject
 		}
-		e.tomb = ev.Object
+		e.tombEnc = newEncoded(ev.Object, ev.Raw)
 		if e.prev == nil {
 			e.prev = ev.Object
 		}
 	} else {
 		e.cur = ev.Object
-		c.state.ReplaceOrInsert(&entry{key: key, obj: ev.Object})
+		e.curEnc = newEncoded(ev.Object, ev.Raw)
+		c.state.ReplaceOrInsert(&entry{key: key, obj: ev.Object, enc: e.curEnc})
 	}
 	// Append to the window, evicting the oldest event when it is full.
 	n := len(c.window)
@@ -455,32 +486,82 @@ func (c *cache) waitFresh(ctx context.Context, rev uint64, timeout time.Duration
 }
 
 // waitConsistent waits until the cache has every change the backend
-// acknowledged before the call, asking the backend's watches for a
-// progress bookmark when the cache is behind. It answers errNotFresh when
-// the cache cannot show it caught up within ConsistentReadTimeout.
+// acknowledged before the call. When the cache's keys have been idle only
+// a progress bookmark from the backend can show that, so it asks for one,
+// and asks again with backoff: a bookmark from an etcd follower may lag
+// the revision just read. It answers errNotFresh when the cache cannot
+// show it caught up within ConsistentReadTimeout, or at once when the
+// backend cannot send bookmarks on request.
 func (c *cache) waitConsistent(ctx context.Context) error {
 	rev, err := c.s.c.backend.CurrentRevision(ctx)
 	if err != nil {
 		return err
 	}
-	c.mu.RLock()
-	ready, fresh := c.ready, c.rev >= rev
-	c.mu.RUnlock()
-	if ready && fresh {
-		return nil
-	}
-	if ready {
-		// The cache's keys may simply not have changed since its last
-		// event: only a progress bookmark from the backend can tell.
-		pr, ok := c.s.c.backend.(progressRequester)
-		if !ok {
-			return errNotFresh
+	cfg := c.s.c.cfg
+	pr, canAsk := c.s.c.backend.(progressRequester)
+	var deadline <-chan time.Time
+	interval := 10 * time.Millisecond
+	for {
+		c.mu.RLock()
+		ready, fresh, changed := c.ready, c.rev >= rev, c.changed
+		c.mu.RUnlock()
+		if ready && fresh {
+			return nil
 		}
-		if err := pr.RequestWatchProgress(ctx); err != nil {
+		if deadline == nil {
+			t := cfg.Clock.NewTimer(cfg.ConsistentReadTimeout)
+			defer t.Stop()
+			deadline = t.C()
+		}
+		var retry <-chan time.Time
+		if ready {
+			if !canAsk {
+				return errNotFresh
+			}
+			if err := pr.RequestWatchProgress(ctx); err != nil {
+				return errNotFresh
+			}
+			t := cfg.Clock.NewTimer(interval)
+			retry = t.C()
+			interval = min(2*interval, 500*time.Millisecond)
+			// Wait for the bookmark (or any change), or ask again.
+		waitLoop:
+			for {
+				select {
+				case <-changed:
+					c.mu.RLock()
+					fresh, changed = c.rev >= rev, c.changed
+					c.mu.RUnlock()
+					if fresh {
+						t.Stop()
+						return nil
+					}
+				case <-retry:
+					break waitLoop
+				case <-deadline:
+					t.Stop()
+					return errNotFresh
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				case <-c.s.c.ctx.Done():
+					t.Stop()
+					return errClosed
+				}
+			}
+			continue
+		}
+		// Not ready: the first list, which is newer than rev, is coming.
+		select {
+		case <-changed:
+		case <-deadline:
 			return errNotFresh
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.s.c.ctx.Done():
+			return errClosed
 		}
 	}
-	return c.waitFresh(ctx, rev, c.s.c.cfg.ConsistentReadTimeout)
 }
 
 // compactedTo raises the oldest revision watches may start from after

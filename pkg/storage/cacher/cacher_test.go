@@ -150,7 +150,7 @@ func evString(ev storage.Event) string {
 // countingBackend counts the watches opened on the backend it wraps.
 type countingBackend struct {
 	*etcd.Backend
-	watches atomic.Int64
+	watches, lists atomic.Int64
 }
 
 func (b *countingBackend) Storage(cfg storage.ResourceConfig) (storage.Interface, error) {
@@ -161,6 +161,11 @@ func (b *countingBackend) Storage(cfg storage.ResourceConfig) (storage.Interface
 type countingStore struct {
 	storage.Interface
 	b *countingBackend
+}
+
+func (s *countingStore) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	s.b.lists.Add(1)
+	return s.Interface.GetList(ctx, key, opts, listObj)
 }
 
 func (s *countingStore) Watch(ctx context.Context, key string, opts storage.ListOptions) (storage.Watcher, error) {
@@ -184,10 +189,24 @@ func TestFanOutCostsOneBackendWatch(t *testing.T) {
 		ws = append(ws, w)
 	}
 	p := createPod(t, s, pod("a", nil))
+	var raw []byte
 	for i, w := range ws {
 		ev := next(t, w)
 		if ev.Type != watch.Added || ev.Object.(*corev1.Pod).ResourceVersion != p.ResourceVersion {
 			t.Fatalf("watcher %d: got %s, want ADDED a@%s", i, evString(ev), p.ResourceVersion)
+		}
+		// The change is encoded once, and every watcher gets those bytes.
+		if len(ev.Raw) == 0 {
+			t.Fatalf("watcher %d: event has no Raw", i)
+		}
+		if raw == nil {
+			raw = ev.Raw
+			decoded := &corev1.Pod{}
+			if err := (storage.JSONCodec{}).Decode(raw, decoded); err != nil || decoded.ResourceVersion != p.ResourceVersion {
+				t.Fatalf("Raw decodes to %v@%s (%v)", decoded.Name, decoded.ResourceVersion, err)
+			}
+		} else if &raw[0] != &ev.Raw[0] {
+			t.Errorf("watcher %d got its own encoding of the change", i)
 		}
 	}
 	if got := b.watches.Load(); got != 1 {
@@ -196,9 +215,9 @@ func TestFanOutCostsOneBackendWatch(t *testing.T) {
 }
 
 func TestConsistentListSeesWritesMadeElsewhere(t *testing.T) {
-	b := newEtcdBackend(t)
+	b := &countingBackend{Backend: newEtcdBackend(t)}
 	c := newCacher(t, b, Config{})
-	cached, direct := podStore(t, c), podStore(t, b)
+	cached, direct := podStore(t, c), podStore(t, b.Backend)
 	ctx := context.Background()
 	// Start the cache, then write behind its back and through another
 	// resource, so the cache's own keys have not changed since.
@@ -214,8 +233,8 @@ func TestConsistentListSeesWritesMadeElsewhere(t *testing.T) {
 		if len(l.Items) != i+1 {
 			t.Fatalf("consistent list after %d creates has %d items", i+1, len(l.Items))
 		}
-		if l.ResourceVersion < p.ResourceVersion && len(l.ResourceVersion) <= len(p.ResourceVersion) {
-			t.Fatalf("list revision %s older than the write %s", l.ResourceVersion, p.ResourceVersion)
+		if lrv, prv := mustRV(t, l.ResourceVersion), mustRV(t, p.ResourceVersion); lrv < prv {
+			t.Fatalf("list revision %d older than the write %d", lrv, prv)
 		}
 	}
 	// A write elsewhere moves the backend's revision; a consistent list
@@ -242,6 +261,11 @@ func TestConsistentListSeesWritesMadeElsewhere(t *testing.T) {
 	got, _ := storage.ParseResourceVersion(l.ResourceVersion)
 	if got < rev {
 		t.Errorf("consistent list at revision %d, backend was at %d before it", got, rev)
+	}
+	// Every list after the cache's first came from the cache: progress
+	// bookmarks showed it was current.
+	if n := b.lists.Load(); n != 1 {
+		t.Errorf("the backend served %d lists, want only the cache's initial one", n)
 	}
 }
 
@@ -533,4 +557,13 @@ func TestRelistAfterBackendWatchFails(t *testing.T) {
 	if ev.Type != watch.Added || ev.Object.(*corev1.Pod).ResourceVersion != p.ResourceVersion {
 		t.Fatalf("watch from before the write: got %s, want ADDED b@%s", evString(ev), p.ResourceVersion)
 	}
+}
+
+func mustRV(t testing.TB, s string) uint64 {
+	t.Helper()
+	rv, err := storage.ParseResourceVersion(s)
+	if err != nil || rv == 0 {
+		t.Fatalf("bad resourceVersion %q", s)
+	}
+	return rv
 }

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kplane/kplane/pkg/storage"
@@ -36,7 +35,7 @@ type watcher struct {
 
 	// What the goroutine sends before input: the initial state, the
 	// bookmark that ends it, and the window's events to replay.
-	initial         []runtime.Object
+	initial         []*encoded
 	initialRev      uint64
 	initialBookmark bool
 	replay          []*event
@@ -147,7 +146,7 @@ func (w *watcher) snapshotLocked() error {
 			return false
 		}
 		if ok {
-			w.initial = append(w.initial, e.obj)
+			w.initial = append(w.initial, e.enc)
 		}
 		return true
 	}
@@ -178,7 +177,8 @@ func (w *watcher) covers(key string) bool {
 
 // transform turns a change into what this watcher sees of it: a change
 // that makes an object stop matching is Deleted, one that makes it start
-// matching Added. ok is false when the watcher sees nothing.
+// matching Added. ok is false when the watcher sees nothing. The event's
+// Raw is the object's encoding, made once for all watchers.
 func (w *watcher) transform(e *event) (ev storage.Event, ok bool, err error) {
 	if !w.covers(e.key) {
 		return ev, false, nil
@@ -195,13 +195,15 @@ func (w *watcher) transform(e *event) (ev storage.Event, ok bool, err error) {
 			return ev, false, err
 		}
 	}
+	codec := w.cache.s.rc.Codec
 	switch {
 	case curOK && prevOK:
-		return storage.Event{Type: watch.Modified, Object: e.cur, PrevObject: e.prev}, true, nil
+		return storage.Event{Type: watch.Modified, Object: e.cur, Raw: e.curEnc.bytes(codec), PrevObject: e.prev}, true, nil
 	case curOK:
-		return storage.Event{Type: watch.Added, Object: e.cur}, true, nil
+		return storage.Event{Type: watch.Added, Object: e.cur, Raw: e.curEnc.bytes(codec)}, true, nil
 	case prevOK:
-		return storage.Event{Type: watch.Deleted, Object: e.tombstone(), PrevObject: e.prev}, true, nil
+		tomb := e.tombstone()
+		return storage.Event{Type: watch.Deleted, Object: tomb.obj, Raw: tomb.bytes(codec), PrevObject: e.prev}, true, nil
 	}
 	return ev, false, nil
 }
@@ -233,8 +235,9 @@ func (w *watcher) run(ctx context.Context) {
 		delete(c.watchers, w)
 		c.mu.Unlock()
 	}()
-	for _, obj := range w.initial {
-		if !w.send(ctx, storage.Event{Type: watch.Added, Object: obj}) {
+	codec := w.cache.s.rc.Codec
+	for _, enc := range w.initial {
+		if !w.send(ctx, storage.Event{Type: watch.Added, Object: enc.obj, Raw: enc.bytes(codec)}) {
 			return
 		}
 	}
