@@ -505,41 +505,66 @@ func (e *engine[T]) loop() {
 		case <-timerC:
 			timer, timerC, armedAt = nil, nil, 0
 		}
-		next, now, ok := e.promoteDue()
-		switch {
-		case !ok:
+		// Promote what is due and arm the timer for the next ready time.
+		for tries := 0; ; tries++ {
+			next, ok := e.promoteDue()
+			if !ok {
+				if timer != nil {
+					timer.Stop()
+					timer, timerC, armedAt = nil, nil, 0
+				}
+				break
+			}
+			if timer != nil && next == armedAt {
+				break
+			}
 			if timer != nil {
 				timer.Stop()
 				timer, timerC, armedAt = nil, nil, 0
 			}
-		case timer == nil || next != armedAt:
-			if timer != nil {
-				timer.Stop()
+			now := e.now()
+			if next <= now {
+				continue // came due meanwhile
 			}
-			timer = e.clock.NewTimer(next - now)
-			timerC, armedAt = timer.C(), next
+			t := e.clock.NewTimer(next - now)
+			// Timers take a duration, not a deadline: if the clock moved
+			// while the timer was made (a test stepping a fake clock),
+			// it may fire late, so make it again.
+			if e.now()-now > armSlack && tries < maxArmTries {
+				t.Stop()
+				continue
+			}
+			timer, timerC, armedAt = t, t.C(), next
+			break
 		}
 	}
 }
 
+// A timer whose making took longer than armSlack on the queue's clock is
+// made again, at most maxArmTries times.
+const (
+	armSlack    = time.Microsecond
+	maxArmTries = 3
+)
+
 // promoteDue makes every delayed item whose time has come ready and returns
 // the next ready time, if any item still waits.
-func (e *engine[T]) promoteDue() (next, now time.Duration, ok bool) {
+func (e *engine[T]) promoteDue() (next time.Duration, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.shuttingDown {
-		return next, now, false
+		return next, false
 	}
-	now = e.now()
+	now := e.now()
 	for len(e.delayed) > 0 && e.delayed[0].readyAt <= now {
 		r := e.delayed.popMin()
 		r.flags &^= flagWaiting
 		e.markDirtyLocked(r)
 	}
 	if len(e.delayed) == 0 {
-		return next, now, false
+		return next, false
 	}
-	return e.delayed[0].readyAt, now, true
+	return e.delayed[0].readyAt, true
 }
 
 func (e *engine[T]) updateUnfinishedWork() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kplane/kplane/pkg/workqueue"
 	"github.com/prometheus/client_golang/prometheus"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // The canonical controller worker loop: take a key, sync it, forget it on
@@ -137,4 +138,33 @@ func ExamplePrometheusMetrics() {
 	}
 	// Output:
 	// workqueue_depth deployments 2
+}
+
+// Delays run on the injected clock: a test steps a fake clock instead of
+// sleeping.
+func ExampleDelayingQueue() {
+	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	q, err := workqueue.NewDelaying[string](workqueue.Config{Clock: fc})
+	if err != nil {
+		panic(err)
+	}
+	defer q.ShutDown()
+	q.AddAfter("default/later", 2*time.Minute)
+	q.AddAfter("default/sooner", time.Minute)
+	q.AddAfter("default/sooner", time.Hour) // the earlier ready time wins
+	fmt.Println("ready now:", q.Len())
+
+	fc.Step(time.Minute)
+	item, _ := q.Get() // blocks until the timer has made it ready
+	fmt.Println(item)
+	q.Done(item)
+
+	fc.Step(time.Minute)
+	item, _ = q.Get()
+	fmt.Println(item)
+	q.Done(item)
+	// Output:
+	// ready now: 0
+	// default/sooner
+	// default/later
 }
