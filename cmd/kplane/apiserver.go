@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -32,6 +35,7 @@ type apiServerOptions struct {
 	etcdPrefix    string
 	dataDir       string
 	kubeconfigOut string
+	tls           bool
 	log           logOptions
 }
 
@@ -60,6 +64,7 @@ The server stops cleanly on SIGINT or SIGTERM.`,
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "etcd client URLs for --storage=etcd; empty runs an embedded etcd in <data-dir>/etcd")
 	f.StringVar(&o.etcdPrefix, "etcd-prefix", "/registry", "key prefix in etcd")
 	f.StringVar(&o.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
+	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate from a self-signed CA kept in <data-dir>/pki (the kubeconfig trusts it)")
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "where to write a kubeconfig for the server (default <data-dir>/kubeconfig; \"-\" writes none)")
 	o.log.addFlags(cmd)
 	return cmd
@@ -82,9 +87,23 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	defer closeBackend()
 
+	var tlsConfig *tls.Config
+	var creds *pki
+	scheme := "http"
+	if o.tls {
+		hosts := []string{"localhost", "127.0.0.1", "::1"}
+		if ip := net.ParseIP(o.bindAddress); ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() {
+			hosts = append(hosts, o.bindAddress)
+		}
+		p, err := loadOrCreatePKI(filepath.Join(o.dataDir, "pki"), hosts, time.Now())
+		if err != nil {
+			return err
+		}
+		tlsConfig, creds, scheme = p.tlsConfig(), p, "https"
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := apiserver.New(apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: reg})
+	srv, err := apiserver.New(apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: reg, TLS: tlsConfig})
 	if err != nil {
 		return err
 	}
@@ -92,8 +111,8 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	u := url.URL{Scheme: "http", Host: ln.Addr().String()}
-	if err := o.writeKubeconfig(u.String()); err != nil {
+	u := url.URL{Scheme: scheme, Host: ln.Addr().String()}
+	if err := o.writeKubeconfig(u.String(), creds); err != nil {
 		_ = ln.Close()
 		return err
 	}
@@ -174,8 +193,9 @@ func (o *apiServerOptions) kubeconfigPath() string {
 	}
 }
 
-// writeKubeconfig writes a kubeconfig whose current context is the server.
-func (o *apiServerOptions) writeKubeconfig(server string) error {
+// writeKubeconfig writes a kubeconfig whose current context is the server,
+// trusting the CA of creds and presenting its admin certificate, if any.
+func (o *apiServerOptions) writeKubeconfig(server string, creds *pki) error {
 	path := o.kubeconfigPath()
 	if path == "" {
 		return nil
@@ -183,24 +203,31 @@ func (o *apiServerOptions) writeKubeconfig(server string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
-	if err := os.WriteFile(path, []byte(kubeconfig(server)), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(kubeconfig(server, creds)), 0o600); err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	return nil
 }
 
-// kubeconfig renders a kubeconfig for an unauthenticated HTTP server.
-func kubeconfig(server string) string {
+// kubeconfig renders a kubeconfig for the server: plain HTTP without
+// credentials, or HTTPS trusting the CA with the admin client certificate.
+func kubeconfig(server string, creds *pki) string {
+	ca, user := "", " {}"
+	if creds != nil {
+		b64 := base64.StdEncoding.EncodeToString
+		ca = "\n    certificate-authority-data: " + b64(creds.caPEM)
+		user = "\n    client-certificate-data: " + b64(creds.clientCertPEM) + "\n    client-key-data: " + b64(creds.clientKeyPEM)
+	}
 	return strings.TrimLeft(`
 apiVersion: v1
 kind: Config
 clusters:
 - name: kplane
   cluster:
-    server: `+server+`
+    server: `+server+ca+`
 users:
 - name: kplane
-  user: {}
+  user:`+user+`
 contexts:
 - name: kplane
   context:

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -58,6 +59,9 @@ type Config struct {
 	// ShutdownTimeout bounds how long Run waits for requests to finish
 	// after its context ends before closing connections. Default 10s.
 	ShutdownTimeout time.Duration
+	// TLS, when not nil, makes Run serve HTTPS (HTTP/2 included) with it;
+	// it must hold a serving certificate. Nil serves plain HTTP.
+	TLS *tls.Config
 	// OpenAPI serves /openapi/v2 and /openapi/v3 (and below). Default:
 	// documents built, on first use, from Resources.
 	OpenAPI http.Handler
@@ -205,7 +209,12 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	if s.cfg.TLS != nil {
+		srv.TLSConfig = s.cfg.TLS.Clone()
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	s.log.Info("serving", "address", ln.Addr().String())
 	select {
 	case err := <-errc:

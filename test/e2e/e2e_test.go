@@ -3,6 +3,8 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -275,6 +277,46 @@ func TestAPIServerEmbeddedEtcdKeepsData(t *testing.T) {
 	}
 	if code := get(t, s.url+"/api/v1/namespaces/default/configmaps/kept", &cm); code != 200 || cm.Data["k"] != "v" {
 		t.Fatalf("after restart: %d %v", code, cm.Data)
+	}
+	s.stop(t)
+}
+
+func TestAPIServerTLS(t *testing.T) {
+	bin := buildKplane(t)
+	dir := t.TempDir()
+	s := startAPIServer(t, bin, "--tls", "--data-dir", dir)
+	if !strings.HasPrefix(s.url, "https://") {
+		t.Fatalf("url %s", s.url)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, "pki", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("bad CA PEM")
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get(s.url + "/api/v1/namespaces/default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.ProtoMajor != 2 {
+		t.Fatalf("%d over %s", resp.StatusCode, resp.Proto)
+	}
+	// Untrusted clients are refused.
+	tr2 := &http.Transport{}
+	defer tr2.CloseIdleConnections()
+	if _, err := (&http.Client{Transport: tr2}).Get(s.url + "/healthz"); err == nil {
+		t.Fatal("a client without the CA connected")
+	}
+	if kubectl, err := exec.LookPath("kubectl"); err == nil {
+		out, err := exec.Command(kubectl, "--kubeconfig", s.kubeconfig, "get", "namespaces", "-o", "name").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "namespace/kube-system") {
+			t.Fatalf("kubectl over TLS: %v\n%s", err, out)
+		}
 	}
 	s.stop(t)
 }
