@@ -44,7 +44,13 @@ func newAPIServerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: "Serve the Kubernetes API",
-		Long: `Serve the Kubernetes API over plain HTTP and write a kubeconfig for it.
+		Long: `Serve the Kubernetes API and write a kubeconfig for it (default
+<data-dir>/kubeconfig) that kubectl and client-go can use.
+
+Transport: plain HTTP by default; --tls serves HTTPS with a certificate
+from a self-signed CA kept in <data-dir>/pki, and the kubeconfig trusts the
+CA and presents an admin client certificate. Requests are not authorized:
+bind to loopback (the default) unless the network is trusted.
 
 Storage: --storage=memory keeps everything in this process (lost on exit).
 --storage=etcd stores in etcd: the --etcd-servers cluster when given,
