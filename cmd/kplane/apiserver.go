@@ -22,6 +22,7 @@ import (
 
 	"github.com/kplane/kplane/pkg/apiserver"
 	"github.com/kplane/kplane/pkg/storage"
+	"github.com/kplane/kplane/pkg/storage/cacher"
 	"github.com/kplane/kplane/pkg/storage/etcd"
 	"github.com/kplane/kplane/pkg/storage/memory"
 )
@@ -36,6 +37,7 @@ type apiServerOptions struct {
 	dataDir       string
 	kubeconfigOut string
 	tls           bool
+	watchCache    bool
 	log           logOptions
 }
 
@@ -69,6 +71,7 @@ The server stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&o.storage, "storage", "memory", "storage backend: memory or etcd")
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "etcd client URLs for --storage=etcd; empty runs an embedded etcd in <data-dir>/etcd")
 	f.StringVar(&o.etcdPrefix, "etcd-prefix", "/registry", "key prefix in etcd")
+	f.BoolVar(&o.watchCache, "watch-cache", true, "with --storage=etcd, serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	f.StringVar(&o.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
 	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate from a self-signed CA kept in <data-dir>/pki (the kubeconfig trusts it)")
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "where to write a kubeconfig for the server (default <data-dir>/kubeconfig; \"-\" writes none)")
@@ -177,11 +180,23 @@ func (o *apiServerOptions) openStorage(ctx context.Context, logger *slog.Logger)
 			}
 			return nil, nil, nil, err
 		}
-		return b, b.Run, func() {
+		closeAll := func() {
 			_ = b.Close()
 			if emb != nil {
 				_ = emb.Close()
 			}
+		}
+		if !o.watchCache {
+			return b, b.Run, closeAll, nil
+		}
+		c, err := cacher.New(cacher.Config{Backend: b, Logger: logger})
+		if err != nil {
+			closeAll()
+			return nil, nil, nil, err
+		}
+		return c, b.Run, func() {
+			_ = c.Close()
+			closeAll()
 		}, nil
 	default:
 		return nil, nil, nil, fmt.Errorf("--storage must be memory or etcd, not %q", o.storage)
