@@ -39,18 +39,19 @@ func createCM(t testing.TB, s storage.Interface, name string) *corev1.ConfigMap 
 }
 
 func TestKeysLiveUnderThePrefix(t *testing.T) {
-	b := newTestBackend(t, Config{Prefix: "/kplane-prefix-test/"})
+	prefix := fmt.Sprintf("/kplane-prefix-test-%d", prefixSeq.Add(1))
+	b := newTestBackend(t, Config{Prefix: prefix + "/"})
 	s, err := b.Storage(cmConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := createCM(t, s, "a")
-	resp, err := b.Client().Get(context.Background(), "/kplane-prefix-test/configmaps/ns/a")
+	resp, err := b.Client().Get(context.Background(), prefix+"/configmaps/ns/a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(resp.Kvs) != 1 {
-		t.Fatalf("etcd key /kplane-prefix-test/configmaps/ns/a not found")
+		t.Fatalf("etcd key %s/configmaps/ns/a not found", prefix)
 	}
 	if got := fmt.Sprint(resp.Kvs[0].ModRevision); got != c.ResourceVersion {
 		t.Errorf("mod revision %s, resourceVersion %s: want equal", got, c.ResourceVersion)
@@ -70,6 +71,10 @@ func TestRunCompactsOneIntervalBehind(t *testing.T) {
 	b := newTestBackend(t, Config{Clock: fc, CompactionInterval: time.Minute})
 	s, err := b.Storage(cmConfig)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A fresh cluster has no compaction count; earlier tests may have left one.
+	if _, err := b.Client().Delete(context.Background(), compactRevKey); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
