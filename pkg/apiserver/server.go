@@ -80,6 +80,9 @@ type Server struct {
 	// groups lists the served group versions in discovery order.
 	groups  []schema.GroupVersion
 	handler http.Handler
+	// rawIsJSON is set when the Codec is storage.JSONCodec, so that the
+	// encoded objects of watch events can be sent as they are.
+	rawIsJSON bool
 
 	// openapiOnce builds the default OpenAPI documents on first request.
 	openapiOnce sync.Once
@@ -139,6 +142,7 @@ func New(cfg Config) (*Server, error) {
 		clock:     cfg.Clock,
 		resources: map[schema.GroupVersionResource]*resource{},
 	}
+	_, s.rawIsJSON = cfg.Codec.(storage.JSONCodec)
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,12 +19,6 @@ import (
 	"github.com/kplane/kplane/pkg/apiserver/tables"
 	"github.com/kplane/kplane/pkg/storage"
 )
-
-// watchEvent is one line of a watch stream, as metav1.WatchEvent encodes.
-type watchEvent struct {
-	Type   watch.EventType `json:"type"`
-	Object json.RawMessage `json:"object"`
-}
 
 // serveWatch streams the changes of a collection (or of one named object)
 // as newline-delimited JSON events until the client goes away, the
@@ -135,7 +130,7 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpt
 		if m, err = toMetadata(ev.Object); err == nil {
 			obj, err = json.Marshal(m)
 		}
-	case ev.Raw != nil:
+	case ev.Raw != nil && s.rawIsJSON:
 		obj = withTypeMeta(ev.Raw, res.info.GVK)
 	default:
 		if obj, err = json.Marshal(ev.Object); err == nil {
@@ -148,8 +143,14 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpt
 		obj, _ = json.Marshal(&st)
 		ev.Type = watch.Error
 	}
-	line, _ := json.Marshal(watchEvent{Type: ev.Type, Object: obj})
-	return append(line, '\n')
+	// Written by hand: json.Marshal would re-validate and compact the
+	// object, once per watcher, though it is already compact JSON.
+	line := make([]byte, 0, len(obj)+len(ev.Type)+24)
+	line = append(line, `{"type":`...)
+	line = strconv.AppendQuote(line, string(ev.Type))
+	line = append(line, `,"object":`...)
+	line = append(line, obj...)
+	return append(line, "}\n"...)
 }
 
 // withTypeMeta makes sure an encoded object starts with its kind and
