@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -19,21 +20,31 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// kplaneBin is the binary built once by TestMain for every test.
+var kplaneBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kplane-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	kplaneBin = filepath.Join(dir, "kplane")
+	out, err := exec.Command("go", "build", "-o", kplaneBin, "github.com/kplane/kplane/cmd/kplane").CombinedOutput()
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		panic(fmt.Sprintf("build kplane: %v\n%s", err, out))
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { _ = os.RemoveAll(dir) }))
+}
 
 // startupWait bounds how long the binary may take to print its URL; it
 // fails a test, it never paces one.
 const startupWait = 60 * time.Second
 
-// buildKplane compiles cmd/kplane into a temporary directory.
+// buildKplane returns the binary TestMain built.
 func buildKplane(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kplane")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/kplane/kplane/cmd/kplane")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
+	return kplaneBin
 }
 
 // apiserver is a running `kplane apiserver`.
