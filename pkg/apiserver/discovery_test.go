@@ -9,8 +9,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/kplane/kplane/pkg/registry"
 	"github.com/kplane/kplane/pkg/storage/memory"
 )
 
@@ -197,4 +199,22 @@ func TestOpenAPIServed(t *testing.T) {
 	if !strings.Contains(string(r.body), `"apis/apps/v1"`) {
 		t.Errorf("v3 index: %s", r.body)
 	}
+}
+
+// panickingStrategy is a registry.Strategy whose defaulting panics.
+type panickingStrategy struct{ registry.Strategy }
+
+func (panickingStrategy) Default(runtime.Object) { panic("boom") }
+
+func TestHandlerPanicIsInternalError(t *testing.T) {
+	e := newTestEnv(t, func(c *Config) {
+		c.Resources = registry.Builtin()
+		for i, st := range c.Resources {
+			if st.Info().Resource == "configmaps" {
+				c.Resources[i] = panickingStrategy{st}
+			}
+		}
+	})
+	e.do("POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"c"}}`).expect(t, 500, metav1.StatusReasonInternalError)
+	e.do("GET", "/api/v1/namespaces/default/configmaps", nil).expect(t, 200, "")
 }

@@ -1,7 +1,9 @@
 package apiserver
 
 import (
+	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,8 +24,51 @@ func (q *request) gr() schema.GroupResource {
 	return schema.GroupResource{Group: q.res.info.GVK.Group, Resource: q.res.info.Resource}
 }
 
-// serveHTTP routes a request after the metrics wrapper.
+// serveHTTP routes a request after the metrics wrapper. A panicking
+// handler is answered with a 500 Status (when nothing was written yet) and
+// logged, as kube-apiserver does, instead of a dropped connection.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	tw := &trackingWriter{ResponseWriter: w}
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		s.log.Error("handler panic", "method", r.Method, "uri", r.URL.RequestURI(), "panic", v, "stack", string(debug.Stack()))
+		if !tw.wrote {
+			s.writeError(tw, r, apierrors.NewInternalError(fmt.Errorf("panic: %v", v)))
+			return
+		}
+		// The answer is already partly sent: end the connection.
+		panic(http.ErrAbortHandler)
+	}()
+	s.route(tw, r)
+}
+
+// trackingWriter remembers whether a response was started.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *trackingWriter) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *trackingWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *trackingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// route dispatches a request to the handler of its path.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case path == "/healthz" || path == "/livez" || path == "/readyz" ||
