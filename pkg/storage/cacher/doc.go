@@ -29,7 +29,8 @@
 //     Predicates hold as for the backend: an object that stops matching
 //     arrives as Deleted, one that starts matching as Added.
 //   - Event objects are shared by every watcher and must not be modified;
-//     Get and GetList return private copies.
+//     each change is encoded by the resource's Codec at most once, and that
+//     Event.Raw is shared too. Get and GetList return private copies.
 //   - Slow watchers: each watcher buffers Config.WatchBufferSize events. The
 //     cache never waits for a watcher: when an event finds the buffer full,
 //     the watcher is closed after what it holds, with an Expired Error event.

@@ -155,6 +155,9 @@ func (s *store) Get(ctx context.Context, key string, opts storage.GetOptions, ou
 // exact revisions and continued lists read the backend's snapshot.
 func (s *store) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
 	pred := opts.Predicate
+	if err := pred.Validate(); err != nil {
+		return err
+	}
 	var rv uint64
 	if opts.ResourceVersion != "" {
 		var err error
