@@ -81,8 +81,8 @@ func Wait[T cache.Object](ctx context.Context, c *client.Client, res client.Reso
 	if !res.Namespaced && ns != "" {
 		return zero, fmt.Errorf("testenv: wait for %s %q: %s is cluster-scoped, the key must be a name", res.Kind, key, res.Resource)
 	}
-	w := waiter[T]{res: res, key: key, began: time.Now()}
 	rc := client.NewResource(c, res).Namespace(ns)
+	w := waiter[T]{res: res, key: key, name: name, rc: rc, began: time.Now()}
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
 	for {
 		list, err := rc.List(ctx, metav1.ListOptions{FieldSelector: sel})
@@ -118,6 +118,8 @@ func Wait[T cache.Object](ctx context.Context, c *client.Client, res client.Reso
 type waiter[T cache.Object] struct {
 	res   client.Resource[T]
 	key   string
+	name  string
+	rc    *client.ResourceClient[T]
 	began time.Time
 	// last is the newest state seen, valid when seen.
 	last T
@@ -176,7 +178,20 @@ func (w *waiter[T]) failed(ctx context.Context, err error) error {
 	}
 	switch {
 	case !w.seen:
-		b.WriteString("; the object never existed")
+		// Time ran out before the first list answered: read the object
+		// now, on a context of its own, to show what the condition
+		// would have seen.
+		gctx, cancel := context.WithTimeout(context.Background(), failureReadTimeout)
+		obj, gerr := w.rc.Get(gctx, w.name, metav1.GetOptions{})
+		cancel()
+		switch {
+		case gerr == nil:
+			fmt.Fprintf(&b, "; the condition was never evaluated; current state:\n%s", objectYAML(obj))
+		case apierrors.IsNotFound(gerr):
+			b.WriteString("; the object does not exist")
+		default:
+			fmt.Fprintf(&b, "; the object was never read (%v)", gerr)
+		}
 	case w.deleted:
 		fmt.Fprintf(&b, "; the object was deleted, condition false for the %d states seen; last state before deletion:\n%s", w.states, objectYAML(w.last))
 	default:
@@ -187,6 +202,9 @@ func (w *waiter[T]) failed(ctx context.Context, err error) error {
 	}
 	return &waitError{msg: b.String(), err: err}
 }
+
+// failureReadTimeout bounds the read of an object for a failure message.
+const failureReadTimeout = 5 * time.Second
 
 // waitError keeps the cause (context.DeadlineExceeded or the server's
 // error) for errors.Is and errors.As.
