@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 )
@@ -44,6 +46,12 @@ type EmbeddedConfig struct {
 	ProgressNotifyInterval time.Duration
 	// ReadyTimeout bounds the wait for the member to serve. Default 60s.
 	ReadyTimeout time.Duration
+	// ServerTLS, when set, makes the member serve clients over https with
+	// these files and require client certificates signed by CAFile. The
+	// member's own Client connects with the same files, so CAFile must
+	// hold the CA that signed CertFile and the certificate must also allow
+	// client authentication.
+	ServerTLS *TLSFiles
 	// UnsafeNoFsync skips fsync of the write-ahead log: faster, and it loses
 	// acknowledged writes on a machine crash. For tests only.
 	UnsafeNoFsync bool
@@ -108,6 +116,9 @@ func startEmbeddedOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, erro
 		if clientURL, err = freeLoopbackURL(); err != nil {
 			return nil, err
 		}
+		if cfg.ServerTLS != nil {
+			clientURL = "https" + strings.TrimPrefix(clientURL, "http")
+		}
 	}
 	if peerURL == "" {
 		if peerURL, err = freeLoopbackURL(); err != nil {
@@ -121,6 +132,18 @@ func startEmbeddedOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, erro
 	purl, err := parseListenURL(peerURL, cfg.AllowNonLoopback)
 	if err != nil {
 		return nil, fmt.Errorf("embedded etcd: peer URL: %w", err)
+	}
+	if (cfg.ServerTLS != nil) != (curl.Scheme == "https") {
+		return nil, fmt.Errorf("embedded etcd: client URL %s: use https exactly when ServerTLS is set", clientURL)
+	}
+	var clientTLS *tls.Config
+	if cfg.ServerTLS != nil {
+		if cfg.ServerTLS.CertFile == "" || cfg.ServerTLS.KeyFile == "" || cfg.ServerTLS.CAFile == "" {
+			return nil, errors.New("embedded etcd: ServerTLS needs a certificate, a key and a CA file")
+		}
+		if clientTLS, err = cfg.ServerTLS.ClientConfig(); err != nil {
+			return nil, fmt.Errorf("embedded etcd: %w", err)
+		}
 	}
 
 	ec := embed.NewConfig()
@@ -140,6 +163,14 @@ func startEmbeddedOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, erro
 	}
 	ec.WatchProgressNotifyInterval = cfg.ProgressNotifyInterval
 	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
+	if t := cfg.ServerTLS; t != nil {
+		ec.ClientTLSInfo = transport.TLSInfo{
+			CertFile:       t.CertFile,
+			KeyFile:        t.KeyFile,
+			TrustedCAFile:  t.CAFile,
+			ClientCertAuth: true,
+		}
+	}
 	// kplane compacts on its own schedule (see Config.CompactionInterval).
 	ec.AutoCompactionRetention = "0"
 	ec.Logger = "zap"
@@ -163,9 +194,10 @@ func startEmbeddedOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, erro
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd: not ready after %s", cfg.ReadyTimeout)
 	}
-	served := e.Clients[0].Addr().String()
+	served := curl.Scheme + "://" + e.Clients[0].Addr().String()
 	client, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{served},
+		TLS:         clientTLS,
 		DialTimeout: 5 * time.Second,
 		Logger:      newZapLogger(cfg.Logger),
 	})
@@ -173,7 +205,7 @@ func startEmbeddedOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, erro
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd: client: %w", err)
 	}
-	return &Embedded{etcd: e, client: client, clientURL: "http://" + served, peerURL: purl.String()}, nil
+	return &Embedded{etcd: e, client: client, clientURL: served, peerURL: purl.String()}, nil
 }
 
 // Client is a client connected to this member. It is owned by the Embedded:
