@@ -29,7 +29,14 @@
 //   - Run compacts etcd's history every Config.CompactionInterval, keeping
 //     about one interval of past revisions, and coordinates with every other
 //     kplane on the cluster so that the cluster is compacted once per interval.
+//     Compact compacts on demand; RequestWatchProgress asks every watch for a
+//     Bookmark now (the watch cache uses it for consistent reads).
+//   - Config.TLS (see TLSFiles.ClientConfig) secures the connection to an
+//     external cluster.
 //
 // StartEmbedded runs an etcd member in-process on loopback ports, with its
-// data in a directory that survives restarts, and hands back a ready client.
+// data in a directory that survives restarts (a process killed with SIGKILL
+// loses no acknowledged write), and hands back a ready client. It can serve
+// https with client certificates (EmbeddedConfig.ServerTLS) and join its
+// members into a cluster (EmbeddedConfig.InitialCluster).
 package etcd
