@@ -201,11 +201,17 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 				um.SetDeletionTimestamp(&deadline)
 				um.SetDeletionGracePeriodSeconds(&grace)
 			}
-		} else if um.GetDeletionTimestamp() == nil {
-			ts := metav1.NewTime(now)
-			zero := int64(0)
-			um.SetDeletionTimestamp(&ts)
-			um.SetDeletionGracePeriodSeconds(&zero)
+		} else {
+			// Nothing to wait for but the finalizers: once they are gone
+			// the object goes (an update removing the last one deletes it).
+			if old := um.GetDeletionTimestamp(); old == nil || now.Before(old.Time) {
+				ts := metav1.NewTime(now)
+				um.SetDeletionTimestamp(&ts)
+			}
+			if g := um.GetDeletionGracePeriodSeconds(); g == nil || *g != 0 {
+				zero := int64(0)
+				um.SetDeletionGracePeriodSeconds(&zero)
+			}
 		}
 		if res.info.Resource == "namespaces" && res.info.GVK.Group == "" {
 			if ns, ok := upd.(*corev1.Namespace); ok {

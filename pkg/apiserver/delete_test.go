@@ -154,3 +154,22 @@ func TestDeleteNamespace(t *testing.T) {
 	e.do("GET", "/api/v1/namespaces/team", nil).expect(t, 404, metav1.StatusReasonNotFound)
 	e.do("GET", podPath("team", "p"), nil).expect(t, 404, metav1.StatusReasonNotFound)
 }
+
+func TestDeleteBoundPodWithFinalizer(t *testing.T) {
+	e := newTestEnv(t)
+	pod := testPod("p", nil)
+	pod.Spec.NodeName = "node-1"
+	pod.Finalizers = []string{"example.com/hold"}
+	e.mustCreate(podPath("default", ""), pod, nil)
+	e.do("DELETE", podPath("default", "p"), nil).expect(t, 200, "")
+	// The node agent's final delete cannot remove it while the finalizer holds it.
+	e.do("DELETE", podPath("default", "p")+"?gracePeriodSeconds=0", nil).expect(t, 200, "")
+	var got corev1.Pod
+	e.do("GET", podPath("default", "p"), nil).decode(t, &got)
+	if got.DeletionGracePeriodSeconds == nil || *got.DeletionGracePeriodSeconds != 0 || !got.DeletionTimestamp.Time.Equal(e.clock.Now().Truncate(time.Second)) {
+		t.Fatalf("after final delete: %v %v", got.DeletionTimestamp, got.DeletionGracePeriodSeconds)
+	}
+	// Removing the finalizer completes the deletion.
+	e.do("PATCH", podPath("default", "p"), `{"metadata":{"finalizers":null}}`, "Content-Type", "application/merge-patch+json").expect(t, 200, "")
+	e.do("GET", podPath("default", "p"), nil).expect(t, 404, metav1.StatusReasonNotFound)
+}
