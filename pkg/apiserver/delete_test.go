@@ -148,6 +148,7 @@ func TestDeleteCollection(t *testing.T) {
 func TestDeleteNamespace(t *testing.T) {
 	e := newTestEnv(t)
 	e.do("DELETE", "/api/v1/namespaces/default", nil).expect(t, 403, metav1.StatusReasonForbidden)
+	e.do("DELETE", "/api/v1/namespaces", nil).expect(t, 405, metav1.StatusReasonMethodNotAllowed)
 	e.mustCreate("/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, nil)
 	e.mustCreate(podPath("team", ""), testPod("p", nil), nil)
 	e.do("DELETE", "/api/v1/namespaces/team", nil).expect(t, 200, "")

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -109,12 +110,16 @@ func (s *Server) serveAPIResourceList(w http.ResponseWriter, r *http.Request, gv
 			continue
 		}
 		info := res.info
+		verbs := resourceVerbs
+		if info.NoDeleteCollection {
+			verbs = slices.DeleteFunc(slices.Clone(verbs), func(v string) bool { return v == "deletecollection" })
+		}
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name:         info.Resource,
 			SingularName: info.Singular,
 			Namespaced:   info.Namespaced,
 			Kind:         info.GVK.Kind,
-			Verbs:        resourceVerbs,
+			Verbs:        verbs,
 			ShortNames:   info.ShortNames,
 			Categories:   info.Categories,
 		})

@@ -252,6 +252,8 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 		if q.verb != "create" {
 			return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
 		}
+	case q.verb == "deletecollection" && res.info.NoDeleteCollection:
+		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
 	case q.verb == "create" && q.name != "":
 		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
 	case q.subresource != "" && q.verb != "get" && q.verb != "update" && q.verb != "patch":

@@ -14,7 +14,7 @@ func Namespaces() Strategy {
 		Meta: Info{
 			GVK:      corev1.SchemeGroupVersion.WithKind("Namespace"),
 			Resource: "namespaces", Singular: "namespace", ShortNames: []string{"ns"},
-			Status: true, ReturnDeletedObject: true,
+			Status: true, ReturnDeletedObject: true, NoDeleteCollection: true,
 		},
 		NewFunc:     func() *corev1.Namespace { return &corev1.Namespace{} },
 		NewListFunc: func() runtime.Object { return &corev1.NamespaceList{} },

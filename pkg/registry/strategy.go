@@ -37,6 +37,9 @@ type Info struct {
 	Scale bool
 	// AllowCreateOnUpdate lets an update of a missing object create it.
 	AllowCreateOnUpdate bool
+	// NoDeleteCollection refuses deleting the whole collection at once
+	// (Kubernetes does for namespaces).
+	NoDeleteCollection bool
 	// ReturnDeletedObject makes delete answer with the deleted object rather
 	// than a success Status.
 	ReturnDeletedObject bool
