@@ -169,5 +169,3 @@ func withTypeMeta(raw []byte, gvk schema.GroupVersionKind) []byte {
 	}
 	return append(out, rest...)
 }
-
-var _ runtime.Object = (*metav1.Status)(nil)
