@@ -172,9 +172,29 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 				return cur, true, nil
 			}
 			if res.info.Resource == "namespaces" && res.info.GVK.Group == "" {
+				// Mark it Terminating first, so that no new content is
+				// created in it while its content is deleted.
+				marked := res.strategy.New()
+				err := res.store.GuaranteedUpdate(ctx, key, marked, false, pre, func(cur runtime.Object) (runtime.Object, error) {
+					ns := cur.(*corev1.Namespace)
+					ns.Status.Phase = corev1.NamespaceTerminating
+					if ns.DeletionTimestamp == nil {
+						ts := metav1.NewTime(s.clock.Now())
+						ns.DeletionTimestamp = &ts
+					}
+					return ns, nil
+				})
+				if storage.IsConflict(err) && attempt < deleteAttempts {
+					continue
+				}
+				if err != nil {
+					return nil, false, err
+				}
 				if err := s.deleteNamespaceContent(ctx, name); err != nil {
 					return nil, false, err
 				}
+				mrv := accessor(marked).GetResourceVersion()
+				pre = &storage.Preconditions{UID: &uid, ResourceVersion: &mrv}
 			}
 			out := res.strategy.New()
 			err := res.store.Delete(ctx, key, out, pre, nil)

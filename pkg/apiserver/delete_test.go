@@ -174,3 +174,20 @@ func TestDeleteBoundPodWithFinalizer(t *testing.T) {
 	e.do("PATCH", podPath("default", "p"), `{"metadata":{"finalizers":null}}`, "Content-Type", "application/merge-patch+json").expect(t, 200, "")
 	e.do("GET", podPath("default", "p"), nil).expect(t, 404, metav1.StatusReasonNotFound)
 }
+
+func TestTerminatingNamespaceRefusesContent(t *testing.T) {
+	e := newTestEnv(t)
+	e.mustCreate("/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"}}}, nil)
+	r := e.do("DELETE", "/api/v1/namespaces/held", nil)
+	r.expect(t, 200, "")
+	var ns corev1.Namespace
+	r.decode(t, &ns)
+	if ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil {
+		t.Fatalf("namespace %+v", ns.Status)
+	}
+	r = e.do("POST", podPath("held", ""), testPod("p", nil))
+	r.expect(t, 403, metav1.StatusReasonForbidden)
+	if st := r.status(t); len(st.Details.Causes) != 1 || st.Details.Causes[0].Type != corev1.NamespaceTerminatingCause {
+		t.Errorf("causes %+v", st.Details.Causes)
+	}
+}
