@@ -12,9 +12,9 @@ import (
 )
 
 // NamespaceIndex is the name of the index every Indexer has: it maps a
-// namespace to the objects in it. It costs no memory: keys are
-// "namespace/name" and kept in order, so a namespace's objects are already
-// one contiguous range of the store.
+// namespace to the objects in it. It costs no memory: objects are kept in
+// (namespace, name) order, so a namespace's objects are already one
+// contiguous range of the store.
 const NamespaceIndex = "namespace"
 
 // IndexFunc computes the index values of an object. It must be a pure
@@ -41,27 +41,78 @@ type IndexerConfig[T Object] struct {
 // half-empty nodes): at 32, 100k entries cost ~40-50 bytes each.
 const btreeDegree = 32
 
-// entry is one stored object under its key.
+// entry is one stored object, ordered by (namespace, name) read from the
+// object itself, so that the store keeps no key strings of its own (16
+// bytes per object); or, when probe is set, a search key.
 type entry[T Object] struct {
-	key string
-	obj T
+	obj   T
+	probe *nsName
 }
 
-func lessEntry[T Object](a, b entry[T]) bool { return a.key < b.key }
+// nsName is a search key.
+type nsName struct{ namespace, name string }
 
-// indexEntry records that the object under key has index value value.
-// An index is one ordered tree of these, so the keys of a value are a
-// contiguous range.
-type indexEntry struct {
+func (e entry[T]) nsName() (string, string) {
+	if e.probe != nil {
+		return e.probe.namespace, e.probe.name
+	}
+	return e.obj.GetNamespace(), e.obj.GetName()
+}
+
+// key returns the entry's ObjectKey.
+func (e entry[T]) key() string {
+	ns, name := e.nsName()
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+func lessEntry[T Object](a, b entry[T]) bool {
+	ans, aname := a.nsName()
+	bns, bname := b.nsName()
+	if ans != bns {
+		return ans < bns
+	}
+	return aname < bname
+}
+
+// probeAt returns a search key for (namespace, name).
+func probeAt[T Object](namespace, name string) entry[T] {
+	return entry[T]{probe: &nsName{namespace, name}}
+}
+
+// probeKey returns a search key for an ObjectKey; an invalid key finds
+// nothing.
+func probeKey[T Object](key string) entry[T] {
+	ns, name, found := strings.Cut(key, "/")
+	if !found {
+		return probeAt[T]("", key)
+	}
+	if name == "" || strings.Contains(name, "/") || ns == "" {
+		// No object has this key: search for what sorts before everything.
+		return probeAt[T]("", "")
+	}
+	return probeAt[T](ns, name)
+}
+
+// indexEntry records that an object has index value value. An index is one
+// ordered tree of these, so the objects of a value are a contiguous range.
+type indexEntry[T Object] struct {
 	value string
-	key   string
+	e     entry[T]
 }
 
-func lessIndexEntry(a, b indexEntry) bool {
+func lessIndexEntry[T Object](a, b indexEntry[T]) bool {
 	if a.value != b.value {
 		return a.value < b.value
 	}
-	return a.key < b.key
+	return lessEntry(a.e, b.e)
+}
+
+// firstOf returns a search key before every entry of value.
+func firstOf[T Object](value string) indexEntry[T] {
+	return indexEntry[T]{value: value, e: probeAt[T]("", "")}
 }
 
 // snapshot is an immutable view of the whole store. Its trees are clones
@@ -69,7 +120,7 @@ func lessIndexEntry(a, b indexEntry) bool {
 // the writer goes on.
 type snapshot[T Object] struct {
 	items    *btree.BTreeG[entry[T]]
-	indices  map[string]*btree.BTreeG[indexEntry]
+	indices  map[string]*btree.BTreeG[indexEntry[T]]
 	indexers Indexers[T]
 }
 
@@ -94,7 +145,7 @@ type Indexer[T Object] struct {
 	// the next write copy the nodes it touches instead of changing the
 	// published ones.
 	items    *btree.BTreeG[entry[T]]
-	indices  map[string]*btree.BTreeG[indexEntry]
+	indices  map[string]*btree.BTreeG[indexEntry[T]]
 	indexers Indexers[T] // guarded by mu; replaced, never mutated
 	// snap is the latest published snapshot.
 	snap atomic.Pointer[snapshot[T]]
@@ -104,7 +155,7 @@ type Indexer[T Object] struct {
 func NewIndexer[T Object](cfg IndexerConfig[T]) (*Indexer[T], error) {
 	idx := &Indexer[T]{
 		items:    btree.NewG(btreeDegree, lessEntry[T]),
-		indices:  map[string]*btree.BTreeG[indexEntry]{},
+		indices:  map[string]*btree.BTreeG[indexEntry[T]]{},
 		indexers: Indexers[T]{NamespaceIndex: NamespaceIndexFunc[T]},
 	}
 	if err := idx.AddIndexers(cfg.Indexers); err != nil {
@@ -117,7 +168,7 @@ func NewIndexer[T Object](cfg IndexerConfig[T]) (*Indexer[T], error) {
 func (x *Indexer[T]) publishLocked() {
 	s := &snapshot[T]{
 		items:    x.items.Clone(),
-		indices:  make(map[string]*btree.BTreeG[indexEntry], len(x.indices)),
+		indices:  make(map[string]*btree.BTreeG[indexEntry[T]], len(x.indices)),
 		indexers: x.indexers,
 	}
 	for name, t := range x.indices {
@@ -139,7 +190,7 @@ func (x *Indexer[T]) AddIndexers(indexers Indexers[T]) error {
 	for name, f := range x.indexers {
 		all[name] = f
 	}
-	built := map[string]*btree.BTreeG[indexEntry]{}
+	built := map[string]*btree.BTreeG[indexEntry[T]]{}
 	for name, f := range indexers {
 		if _, ok := all[name]; ok {
 			return fmt.Errorf("indexer %q already exists", name)
@@ -148,17 +199,17 @@ func (x *Indexer[T]) AddIndexers(indexers Indexers[T]) error {
 			return fmt.Errorf("indexer %q has a nil function", name)
 		}
 		all[name] = f
-		t := btree.NewG(btreeDegree, lessIndexEntry)
+		t := btree.NewG(btreeDegree, lessIndexEntry[T])
 		var err error
 		x.items.Ascend(func(e entry[T]) bool {
 			var values []string
 			values, err = f(e.obj)
 			if err != nil {
-				err = fmt.Errorf("index %q of %q: %w", name, e.key, err)
+				err = fmt.Errorf("index %q of %q: %w", name, e.key(), err)
 				return false
 			}
 			for _, v := range values {
-				t.ReplaceOrInsert(indexEntry{value: v, key: e.key})
+				t.ReplaceOrInsert(indexEntry[T]{value: v, e: e})
 			}
 			return true
 		})
@@ -177,11 +228,12 @@ func (x *Indexer[T]) AddIndexers(indexers Indexers[T]) error {
 
 // indexValuesLocked computes every index value of obj, in the order of
 // names, so that a write either applies fully or not at all.
-func (x *Indexer[T]) indexValuesLocked(key string, obj T, names []string) ([][]string, error) {
+func (x *Indexer[T]) indexValuesLocked(obj T, names []string) ([][]string, error) {
 	out := make([][]string, len(names))
 	for i, name := range names {
 		v, err := x.indexers[name](obj)
 		if err != nil {
+			key, _ := ObjectKey(obj)
 			return nil, fmt.Errorf("index %q of %q: %w", name, key, err)
 		}
 		out[i] = v
@@ -243,7 +295,7 @@ type IndexerWriter[T Object] struct {
 
 // GetByKey returns the object under key, including the batch's writes.
 func (w *IndexerWriter[T]) GetByKey(key string) (T, bool) {
-	e, ok := w.x.items.Get(entry[T]{key: key})
+	e, ok := w.x.items.Get(probeKey[T](key))
 	return e.obj, ok
 }
 
@@ -253,9 +305,8 @@ func (w *IndexerWriter[T]) Put(obj T) error {
 	if isNil(obj) {
 		return fmt.Errorf("nil object")
 	}
-	key, err := ObjectKey(obj)
-	if err != nil {
-		return err
+	if obj.GetName() == "" {
+		return fmt.Errorf("object has no name")
 	}
 	x := w.x
 	if w.names == nil {
@@ -264,32 +315,29 @@ func (w *IndexerWriter[T]) Put(obj T) error {
 			w.names = append(w.names, name)
 		}
 	}
-	values, err := x.indexValuesLocked(key, obj, w.names)
+	values, err := x.indexValuesLocked(obj, w.names)
 	if err != nil {
 		return err
 	}
-	old, had := x.items.Get(entry[T]{key: key})
-	if had {
-		key = old.key // share the existing key string
-	}
-	x.items.ReplaceOrInsert(entry[T]{key: key, obj: obj})
+	e := entry[T]{obj: obj}
+	old, had := x.items.ReplaceOrInsert(e)
 	w.changed = true
 	for i, name := range w.names {
-		var oldValues []string
+		t := x.indices[name]
 		if had {
 			// Index functions are pure: they yield what they yielded
 			// when old was stored, and did not fail then.
-			oldValues, _ = x.indexers[name](old.obj)
+			oldValues, _ := x.indexers[name](old.obj)
+			for _, v := range oldValues {
+				if !slices.Contains(values[i], v) {
+					t.Delete(indexEntry[T]{value: v, e: old})
+				}
+			}
 		}
-		if slices.Equal(oldValues, values[i]) {
-			continue // the common update: no index entry moves
-		}
-		t := x.indices[name]
-		for _, v := range oldValues {
-			t.Delete(indexEntry{value: v, key: key})
-		}
+		// Entries of values kept are replaced too, so that they point at
+		// the new object and do not keep the old one alive.
 		for _, v := range values[i] {
-			t.ReplaceOrInsert(indexEntry{value: v, key: key})
+			t.ReplaceOrInsert(indexEntry[T]{value: v, e: e})
 		}
 	}
 	return nil
@@ -298,24 +346,24 @@ func (w *IndexerWriter[T]) Put(obj T) error {
 // DeleteKey removes the object under key, if present.
 func (w *IndexerWriter[T]) DeleteKey(key string) {
 	x := w.x
-	old, had := x.items.Delete(entry[T]{key: key})
+	old, had := x.items.Delete(probeKey[T](key))
 	if !had {
 		return
 	}
 	w.changed = true
-	x.unindexLocked(key, old.obj)
+	x.unindexLocked(old)
 }
 
 // unindexLocked removes the index entries of old, stored under key. Index
 // functions are pure, so they yield what they yielded when old was stored.
-func (x *Indexer[T]) unindexLocked(key string, old T) {
+func (x *Indexer[T]) unindexLocked(old entry[T]) {
 	for name, t := range x.indices {
-		vs, err := x.indexers[name](old)
+		vs, err := x.indexers[name](old.obj)
 		if err != nil {
 			continue // it did not fail when old was stored; nothing to undo
 		}
 		for _, v := range vs {
-			t.Delete(indexEntry{value: v, key: key})
+			t.Delete(indexEntry[T]{value: v, e: old})
 		}
 	}
 }
@@ -344,12 +392,12 @@ func (x *Indexer[T]) Replace(list []T) error {
 
 // buildLocked builds the trees of list, visiting it with stride; dup
 // reports a duplicate key (the later visited object won).
-func (x *Indexer[T]) buildLocked(list []T, stride int) (*btree.BTreeG[entry[T]], map[string]*btree.BTreeG[indexEntry], bool, error) {
+func (x *Indexer[T]) buildLocked(list []T, stride int) (*btree.BTreeG[entry[T]], map[string]*btree.BTreeG[indexEntry[T]], bool, error) {
 	items := btree.NewG(btreeDegree, lessEntry[T])
-	indices := make(map[string]*btree.BTreeG[indexEntry], len(x.indices))
+	indices := make(map[string]*btree.BTreeG[indexEntry[T]], len(x.indices))
 	names := make([]string, 0, len(x.indices))
 	for name := range x.indices {
-		indices[name] = btree.NewG(btreeDegree, lessIndexEntry)
+		indices[name] = btree.NewG(btreeDegree, lessIndexEntry[T])
 		names = append(names, name)
 	}
 	dup := false
@@ -358,26 +406,25 @@ func (x *Indexer[T]) buildLocked(list []T, stride int) (*btree.BTreeG[entry[T]],
 		if isNil(obj) {
 			return nil, nil, false, fmt.Errorf("nil object in list")
 		}
-		key, err := ObjectKey(obj)
-		if err != nil {
-			return nil, nil, false, err
+		if obj.GetName() == "" {
+			return nil, nil, false, fmt.Errorf("object has no name")
 		}
-		if old, had := items.ReplaceOrInsert(entry[T]{key: key, obj: obj}); had {
+		if old, had := items.ReplaceOrInsert(entry[T]{obj: obj}); had {
 			dup = true
 			for name := range indices {
 				vs, _ := x.indexers[name](old.obj)
 				for _, v := range vs {
-					indices[name].Delete(indexEntry{value: v, key: key})
+					indices[name].Delete(indexEntry[T]{value: v, e: old})
 				}
 			}
 		}
-		values, err := x.indexValuesLocked(key, obj, names)
+		values, err := x.indexValuesLocked(obj, names)
 		if err != nil {
 			return nil, nil, false, err
 		}
 		for i, vs := range values {
 			for _, v := range vs {
-				indices[names[i]].ReplaceOrInsert(indexEntry{value: v, key: key})
+				indices[names[i]].ReplaceOrInsert(indexEntry[T]{value: v, e: entry[T]{obj: obj}})
 			}
 		}
 	}
@@ -409,7 +456,7 @@ func (x *Indexer[T]) load() *snapshot[T] { return x.snap.Load() }
 
 // GetByKey returns the object stored under key. It never blocks.
 func (x *Indexer[T]) GetByKey(key string) (T, bool) {
-	e, ok := x.load().items.Get(entry[T]{key: key})
+	e, ok := x.load().items.Get(probeKey[T](key))
 	return e.obj, ok
 }
 
@@ -427,9 +474,9 @@ func (x *Indexer[T]) Get(obj T) (T, bool, error) {
 // Len returns the number of stored objects.
 func (x *Indexer[T]) Len() int { return x.load().items.Len() }
 
-// List returns every stored object, ordered by key, in a new slice. It takes
-// no lock (see yieldEvery for how scans share the processor); the objects
-// are shared and must not be mutated.
+// List returns every stored object, ordered by namespace then name, in a
+// new slice. It takes no lock (see yieldEvery for how scans share the
+// processor); the objects are shared and must not be mutated.
 func (x *Indexer[T]) List() []T {
 	s := x.load()
 	out := make([]T, 0, s.items.Len())
@@ -454,19 +501,19 @@ func yieldEvery(n int) {
 	}
 }
 
-// ListKeys returns every key, sorted, in a new slice.
+// ListKeys returns every key, ordered by namespace then name, in a new slice.
 func (x *Indexer[T]) ListKeys() []string {
 	s := x.load()
 	out := make([]string, 0, s.items.Len())
 	s.items.Ascend(func(e entry[T]) bool {
-		out = append(out, e.key)
+		out = append(out, e.key())
 		yieldEvery(len(out))
 		return true
 	})
 	return out
 }
 
-// Range calls f for every stored object in key order until f returns false.
+// Range calls f for every stored object in namespace-then-name order until f returns false.
 // It walks one snapshot without copying it, so it is the cheapest way to
 // read everything; f must not mutate the objects.
 func (x *Indexer[T]) Range(f func(key string, obj T) bool) {
@@ -474,81 +521,61 @@ func (x *Indexer[T]) Range(f func(key string, obj T) bool) {
 	x.load().items.Ascend(func(e entry[T]) bool {
 		n++
 		yieldEvery(n)
-		return f(e.key, e.obj)
+		return f(e.key(), e.obj)
 	})
 }
 
-// indexKeys calls f with every key indexed under value in the named index.
-func (s *snapshot[T]) indexKeys(name, value string, f func(key string) bool) error {
+// indexEntries calls f with the entries indexed under value in the named
+// index, in (namespace, name) order.
+func (s *snapshot[T]) indexEntries(name, value string, f func(e entry[T]) bool) error {
 	if name == NamespaceIndex {
-		s.namespaceEntries(value, func(e entry[T]) bool { return f(e.key) })
+		s.namespaceEntries(value, f)
 		return nil
 	}
 	t, ok := s.indices[name]
 	if !ok {
 		return fmt.Errorf("index %q does not exist", name)
 	}
-	t.AscendGreaterOrEqual(indexEntry{value: value}, func(e indexEntry) bool {
-		if e.value != value {
+	t.AscendGreaterOrEqual(firstOf[T](value), func(ie indexEntry[T]) bool {
+		if ie.value != value {
 			return false
 		}
-		return f(e.key)
+		return f(ie.e)
 	})
 	return nil
 }
 
-// namespaceEntries calls f with the entries of namespace ns in key order:
-// the range "ns/" to "ns0" ('0' follows '/'), or, for "", the keys without
-// a namespace.
+// namespaceEntries calls f with the entries of namespace ns in order: they
+// are the contiguous range from (ns, "") to (ns+"\x00", "").
 func (s *snapshot[T]) namespaceEntries(ns string, f func(entry[T]) bool) {
-	if ns == "" {
-		s.items.Ascend(func(e entry[T]) bool {
-			if strings.IndexByte(e.key, '/') >= 0 {
-				return true
-			}
-			return f(e)
-		})
-		return
-	}
-	s.items.AscendRange(entry[T]{key: ns + "/"}, entry[T]{key: ns + "0"}, f)
+	s.items.AscendRange(probeAt[T](ns, ""), probeAt[T](ns+"\x00", ""), f)
 }
 
 // ByIndex returns the objects whose named index contains value, ordered by
-// key.
+// namespace and name.
 func (x *Indexer[T]) ByIndex(name, value string) ([]T, error) {
-	s := x.load()
 	var out []T
-	if name == NamespaceIndex {
-		s.namespaceEntries(value, func(e entry[T]) bool {
-			out = append(out, e.obj)
-			yieldEvery(len(out))
-			return true
-		})
-		return out, nil
-	}
-	err := s.indexKeys(name, value, func(key string) bool {
-		if e, ok := s.items.Get(entry[T]{key: key}); ok {
-			out = append(out, e.obj)
-			yieldEvery(len(out))
-		}
+	err := x.load().indexEntries(name, value, func(e entry[T]) bool {
+		out = append(out, e.obj)
+		yieldEvery(len(out))
 		return true
 	})
 	return out, err
 }
 
 // IndexKeys returns the keys of the objects whose named index contains
-// value, sorted.
+// value, ordered by namespace and name.
 func (x *Indexer[T]) IndexKeys(name, value string) ([]string, error) {
 	var out []string
-	err := x.load().indexKeys(name, value, func(key string) bool {
-		out = append(out, key)
+	err := x.load().indexEntries(name, value, func(e entry[T]) bool {
+		out = append(out, e.key())
 		return true
 	})
 	return out, err
 }
 
 // Index returns the objects that share at least one value of the named index
-// with obj, ordered by key, each once.
+// with obj, ordered by namespace and name, each once.
 func (x *Indexer[T]) Index(name string, obj T) ([]T, error) {
 	s := x.load()
 	f, ok := s.indexers[name]
@@ -559,13 +586,14 @@ func (x *Indexer[T]) Index(name string, obj T) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var keys []string
+	seen := map[nsName]bool{}
+	var found []entry[T]
 	for _, v := range values {
-		if err := s.indexKeys(name, v, func(key string) bool {
-			if !seen[key] {
-				seen[key] = true
-				keys = append(keys, key)
+		if err := s.indexEntries(name, v, func(e entry[T]) bool {
+			ns, n := e.nsName()
+			if !seen[nsName{ns, n}] {
+				seen[nsName{ns, n}] = true
+				found = append(found, e)
 			}
 			return true
 		}); err != nil {
@@ -573,13 +601,19 @@ func (x *Indexer[T]) Index(name string, obj T) ([]T, error) {
 		}
 	}
 	if len(values) > 1 {
-		sortStrings(keys)
+		slices.SortFunc(found, func(a, b entry[T]) int {
+			switch {
+			case lessEntry(a, b):
+				return -1
+			case lessEntry(b, a):
+				return 1
+			}
+			return 0
+		})
 	}
-	out := make([]T, 0, len(keys))
-	for _, k := range keys {
-		if e, ok := s.items.Get(entry[T]{key: k}); ok {
-			out = append(out, e.obj)
-		}
+	out := make([]T, len(found))
+	for i, e := range found {
+		out[i] = e.obj
 	}
 	return out, nil
 }
@@ -596,10 +630,10 @@ func (x *Indexer[T]) ListIndexFuncValues(name string) []string {
 		return nil
 	}
 	var out []string
-	next := indexEntry{}
+	next := firstOf[T]("")
 	for {
 		found := false
-		t.AscendGreaterOrEqual(next, func(e indexEntry) bool {
+		t.AscendGreaterOrEqual(next, func(e indexEntry[T]) bool {
 			out = append(out, e.value)
 			found = true
 			return false
@@ -607,40 +641,29 @@ func (x *Indexer[T]) ListIndexFuncValues(name string) []string {
 		if !found {
 			return out
 		}
-		// The smallest value greater than the last one found: skip its keys.
-		next = indexEntry{value: out[len(out)-1] + "\x00"}
+		// The smallest value greater than the last one found: skip its entries.
+		next = firstOf[T](out[len(out)-1] + "\x00")
 	}
 }
 
-// namespaces returns the distinct namespaces of the keys, sorted, skipping
-// over each namespace's range.
+// namespaces returns the distinct namespaces, sorted, skipping over each
+// namespace's range.
 func (s *snapshot[T]) namespaces() []string {
 	var out []string
-	clusterScoped := false
-	next := entry[T]{}
+	next := probeAt[T]("", "")
 	for {
-		var k string
 		found := false
 		s.items.AscendGreaterOrEqual(next, func(e entry[T]) bool {
-			k, found = e.key, true
+			ns, _ := e.nsName()
+			out = append(out, ns)
+			found = true
 			return false
 		})
 		if !found {
-			break
+			return out
 		}
-		ns, _, namespaced := strings.Cut(k, "/")
-		if !namespaced {
-			clusterScoped = true
-			next = entry[T]{key: k + "\x00"}
-			continue
-		}
-		out = append(out, ns)
-		next = entry[T]{key: ns + "0"}
+		next = probeAt[T](out[len(out)-1]+"\x00", "")
 	}
-	if clusterScoped {
-		out = append([]string{""}, out...)
-	}
-	return out
 }
 
 // Indexers returns the index functions in use. The map must not be modified.

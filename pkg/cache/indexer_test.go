@@ -61,7 +61,7 @@ func TestIndexer(t *testing.T) {
 		got  any
 		want any
 	}{
-		{"keys", x.ListKeys(), []string{"a/p1", "a/p2", "b/p1", "cluster"}},
+		{"keys: namespace then name", x.ListKeys(), []string{"cluster", "a/p1", "a/p2", "b/p1"}},
 		{"len", x.Len(), 4},
 		{"ns a", must2(x.IndexKeys(cache.NamespaceIndex, "a")), []string{"a/p1", "a/p2"}},
 		{"ns b objects", names(must2(x.ByIndex(cache.NamespaceIndex, "b"))), []string{"b/p1"}},
@@ -296,5 +296,40 @@ func TestIndexerReplaceDuplicateKeysLastWins(t *testing.T) {
 				t.Errorf("node n1 has %d keys, want %d", got, n-1)
 			}
 		})
+	}
+}
+
+func TestIndexerIndexesFollowUpdates(t *testing.T) {
+	x := newIndexer(t)
+	if err := x.Add(onNode(pod("ns", "a", "1"), "n1")); err != nil {
+		t.Fatal(err)
+	}
+	// Same index value, new object: ByIndex must return the new one.
+	if err := x.Update(onNode(pod("ns", "a", "2"), "n1")); err != nil {
+		t.Fatal(err)
+	}
+	got := must2(x.ByIndex("node", "n1"))
+	if len(got) != 1 || got[0].ResourceVersion != "2" {
+		t.Fatalf("ByIndex after update = %v", got)
+	}
+	got = must2(x.ByIndex(cache.NamespaceIndex, "ns"))
+	if len(got) != 1 || got[0].ResourceVersion != "2" {
+		t.Fatalf("namespace ByIndex after update = %v", got)
+	}
+}
+
+func TestIndexerMalformedKeysFindNothing(t *testing.T) {
+	x := newIndexer(t)
+	_ = x.Add(pod("a", "b", "1"))
+	_ = x.Add(pod("", "c", "1"))
+	for _, k := range []string{"", "/", "a/", "/b", "a/b/c", "b", "a/c"} {
+		if p, ok := x.GetByKey(k); ok {
+			t.Errorf("GetByKey(%q) = %v", k, p.Name)
+		}
+	}
+	for _, k := range []string{"a/b", "c"} {
+		if _, ok := x.GetByKey(k); !ok {
+			t.Errorf("GetByKey(%q) found nothing", k)
+		}
 	}
 }

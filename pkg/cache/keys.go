@@ -3,7 +3,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,5 +74,3 @@ func isNil[T Object](obj T) bool {
 	var zero T
 	return any(obj) == any(zero)
 }
-
-func sortStrings(s []string) { slices.Sort(s) }

@@ -22,7 +22,7 @@ func NewLister[T Object](indexer *Indexer[T], resource schema.GroupResource) *Li
 }
 
 // List returns the objects, in all namespaces, whose labels match selector
-// (nil matches everything), ordered by key.
+// (nil matches everything), ordered by namespace then name.
 func (l *Lister[T]) List(selector labels.Selector) ([]T, error) {
 	if selector == nil || selector.Empty() {
 		return l.indexer.List(), nil
@@ -60,7 +60,7 @@ type NamespaceLister[T Object] struct {
 }
 
 // List returns the objects of the namespace whose labels match selector
-// (nil matches everything), ordered by key.
+// (nil matches everything), ordered by namespace then name.
 func (l NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
 	objs, err := l.indexer.ByIndex(NamespaceIndex, l.namespace)
 	if err != nil {

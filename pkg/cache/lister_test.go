@@ -29,8 +29,8 @@ func TestLister(t *testing.T) {
 		list func() ([]*corev1.Pod, error)
 		want []string
 	}{
-		{"all", func() ([]*corev1.Pod, error) { return l.List(labels.Everything()) }, []string{"a/db", "a/web1", "b/web2", "node-scoped"}},
-		{"nil selector", func() ([]*corev1.Pod, error) { return l.List(nil) }, []string{"a/db", "a/web1", "b/web2", "node-scoped"}},
+		{"all", func() ([]*corev1.Pod, error) { return l.List(labels.Everything()) }, []string{"node-scoped", "a/db", "a/web1", "b/web2"}},
+		{"nil selector", func() ([]*corev1.Pod, error) { return l.List(nil) }, []string{"node-scoped", "a/db", "a/web1", "b/web2"}},
 		{"web everywhere", func() ([]*corev1.Pod, error) { return l.List(web) }, []string{"a/web1", "b/web2"}},
 		{"nothing", func() ([]*corev1.Pod, error) { return l.List(labels.Nothing()) }, []string{}},
 		{"namespace a", func() ([]*corev1.Pod, error) { return l.Namespace("a").List(labels.Everything()) }, []string{"a/db", "a/web1"}},
