@@ -171,22 +171,15 @@ func TestControllers(t *testing.T) {
 	mirror := func(ctx context.Context, env *Env) error {
 		defer stopped.Add(1)
 		cms := client.NewResource(env.Client, client.ConfigMaps).Namespace("default")
-		for {
-			_, err := Wait(ctx, env.Client, client.ConfigMaps, "default/src", func(*corev1.ConfigMap) bool { return true })
-			if err != nil {
-				return err
-			}
-			src, err := cms.Get(ctx, "src", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			_, err = cms.Create(ctx, configMap("default", "dst", src.Data), metav1.CreateOptions{})
-			if err != nil {
-				return err
-			}
-			<-ctx.Done()
-			return ctx.Err()
+		src, err := Wait(ctx, env.Client, client.ConfigMaps, "default/src", func(*corev1.ConfigMap) bool { return true })
+		if err != nil {
+			return err
 		}
+		if _, err := cms.Create(ctx, configMap("default", "dst", src.Data), metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return ctx.Err()
 	}
 	idle := func(ctx context.Context, env *Env) error {
 		defer stopped.Add(1)
@@ -257,6 +250,15 @@ func TestNamespace(t *testing.T) {
 	}
 	if _, err := client.NewResource(env.Client, client.ConfigMaps).Create(context.Background(), configMap(a, "x", nil), metav1.CreateOptions{}); err != nil {
 		t.Errorf("create in %s: %v", a, err)
+	}
+}
+
+func TestKey(t *testing.T) {
+	if got := Key(configMap("ns", "a", nil)); got != "ns/a" {
+		t.Errorf("Key = %q, want ns/a", got)
+	}
+	if got := Key(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}); got != "n" {
+		t.Errorf("Key = %q, want n", got)
 	}
 }
 
