@@ -70,8 +70,19 @@ type Env struct {
 	stopCtrl     context.CancelFunc
 	controllers  sync.WaitGroup
 	stopOnce     sync.Once
-	mu           sync.Mutex
-	controlError []error // controllers that failed; guarded by mu
+	// mu guards stopped, set once Stop no longer waits for controllers:
+	// a controller that fails later must not report to a finished test.
+	mu      sync.Mutex
+	stopped bool
+}
+
+// controllerFailed fails the test, at once, for a controller's error.
+func (e *Env) controllerFailed(name string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.stopped {
+		e.t.Errorf("testenv: controller %q: %v", name, err)
+	}
 }
 
 // Start starts an environment for t and returns once the server accepts
@@ -192,9 +203,7 @@ func start(t testing.TB, o options) (*Env, error) {
 		env.controllers.Go(func() {
 			err := nc.run(ctrlCtx, env)
 			if err != nil && !(errors.Is(err, context.Canceled) && ctrlCtx.Err() != nil) {
-				env.mu.Lock()
-				env.controlError = append(env.controlError, fmt.Errorf("controller %q: %w", nc.name, err))
-				env.mu.Unlock()
+				env.controllerFailed(nc.name, err)
 			}
 		})
 	}
@@ -233,9 +242,7 @@ func (e *Env) stop() {
 		e.t.Errorf("testenv: controllers still running %v after their context was cancelled", controllerStopTimeout)
 	}
 	e.mu.Lock()
-	for _, err := range e.controlError {
-		e.t.Errorf("testenv: %v", err)
-	}
+	e.stopped = true
 	e.mu.Unlock()
 
 	if e.t.Failed() {

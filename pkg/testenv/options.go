@@ -24,8 +24,8 @@ type options struct {
 // Controller is work that runs inside an environment for its whole life,
 // such as a controller's Run. It gets the environment (its Client and
 // REST settings) and a context that is cancelled when the environment
-// stops; it must return soon after. Returning early is allowed; an error
-// other than the context's own fails the test at teardown.
+// stops; it must return soon after. Returning early is allowed; returning
+// an error other than the context's own fails the test (t.Errorf) at once.
 type Controller func(ctx context.Context, env *Env) error
 
 type namedController struct {
