@@ -104,8 +104,11 @@ type Object interface {
 // NewListFunc are required; each nil function means the resource lacks that
 // behaviour.
 type Resource[T Object] struct {
-	Meta        Info
-	NewFunc     func() T
+	// Meta names the resource and its behaviours.
+	Meta Info
+	// NewFunc returns a new empty object, e.g. &corev1.Pod{}.
+	NewFunc func() T
+	// NewListFunc returns a new empty list, e.g. &corev1.PodList{}.
 	NewListFunc func() runtime.Object
 
 	// NameFunc validates metadata.name; nil means a DNS subdomain.
