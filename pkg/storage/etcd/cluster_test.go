@@ -104,6 +104,11 @@ func TestCluster(t *testing.T) {
 		})
 	})
 
+	t.Run("TwoAPIServers", func(t *testing.T) {
+		// Its own cluster: it stops a member.
+		testTwoAPIServers(t, startCluster(t))
+	})
+
 	t.Run("WriteOneWatchOtherSurvivesLeaderStop", func(t *testing.T) {
 		// The second API server serves watches from its watch cache, which
 		// re-watches etcd when the leader change breaks its etcd watch.
