@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // DeltaType is the kind of a change.
@@ -92,6 +93,8 @@ type DeltaFIFO[T Object] struct {
 	// not yet popped.
 	initialPopulationCount int
 	closed                 bool
+	// backlog is whether queue is non-empty, readable without mu.
+	backlog atomic.Bool
 
 	known     KeyLister[T]
 	transform func(T) (T, error)
@@ -130,6 +133,9 @@ func (f *DeltaFIFO[T]) HasSynced() bool {
 func (f *DeltaFIFO[T]) hasSyncedLocked() bool {
 	return f.populated && f.initialPopulationCount == 0
 }
+
+// hasBacklog reports, without locking, whether keys are queued.
+func (f *DeltaFIFO[T]) hasBacklog() bool { return f.backlog.Load() }
 
 // Len returns the number of queued keys.
 func (f *DeltaFIFO[T]) Len() int {
@@ -202,6 +208,7 @@ func (f *DeltaFIFO[T]) queueLocked(key string, d Delta[T]) {
 	f.items[key] = deltas
 	if !queued {
 		f.queue = append(f.queue, key)
+		f.backlog.Store(true)
 		f.cond.Signal()
 	}
 }
@@ -341,6 +348,7 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error
 		if _, queued := f.items[popped.Key]; !queued {
 			f.items[popped.Key] = popped.Deltas
 			f.queue = append(f.queue, popped.Key)
+			f.backlog.Store(true)
 			f.cond.Signal()
 		}
 		f.mu.Unlock()
@@ -396,6 +404,7 @@ func (f *DeltaFIFO[T]) PopBatch(ctx context.Context, max int, process func(batch
 			f.initialPopulationCount--
 		}
 	}
+	f.backlog.Store(f.head < len(f.queue))
 	if f.head == len(f.queue) {
 		// Empty: reuse a small array, free a big one (an initial list).
 		f.queue, f.head = f.queue[:0], 0

@@ -10,8 +10,9 @@
 //     copy-on-write snapshot, O(log n) per write); every read sees one
 //     consistent state; Replace is atomic; a write that fails (no name, a
 //     failing index function) changes nothing. Full scans (List, ByIndex,
-//     Range) yield the processor every 64 objects, so goroutines listing in
-//     a loop cannot starve event processing on a machine with few cores.
+//     Range) yield the processor every 64 objects, and every 8 while the
+//     informer has changes queued, so goroutines listing in a loop cannot
+//     starve event processing on a machine with few cores.
 //     The informer publishes one snapshot per batch of keys (up to 256) and
 //     notifies handlers only once the batch is visible.
 //   - Shared objects: what the cache, listers and handlers hand out is shared

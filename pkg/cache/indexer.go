@@ -149,6 +149,9 @@ type Indexer[T Object] struct {
 	indexers Indexers[T] // guarded by mu; replaced, never mutated
 	// snap is the latest published snapshot.
 	snap atomic.Pointer[snapshot[T]]
+	// backlog, if set, reports whether changes wait to be written (the
+	// informer's queue is not empty); scans then yield more often.
+	backlog func() bool
 }
 
 // NewIndexer returns an empty Indexer.
@@ -482,21 +485,22 @@ func (x *Indexer[T]) List() []T {
 	out := make([]T, 0, s.items.Len())
 	s.items.Ascend(func(e entry[T]) bool {
 		out = append(out, e.obj)
-		yieldEvery(len(out))
+		x.yieldEvery(len(out))
 		return true
 	})
 	return out
 }
 
 // yieldEvery yields the processor before the first and every 64th object
-// of a scan. Scans take no lock, so nothing else would stop a crowd of
-// goroutines listing in a loop from keeping every processor busy for whole
-// scheduler time slices (10ms) while the informer's goroutines, which hand
-// events to one another, wait for a turn: with few cores that starves event
-// processing. Yielding costs ~100ns per 64 objects and lets the writer
-// progress between readers' steps; the writer itself never waits for them.
-func yieldEvery(n int) {
-	if n%64 == 1 {
+// of a scan, and every 8th while writes are waiting. Scans take no lock, so
+// nothing else would stop a crowd of goroutines listing in a loop from
+// keeping every processor busy for whole scheduler time slices (10ms) while
+// the informer's goroutines, which hand events to one another, wait for a
+// turn: with few cores that starves event processing. Yielding costs ~100ns
+// and lets the writer progress between readers' steps, much as a
+// write-preferring lock would, except that the writer never waits for them.
+func (x *Indexer[T]) yieldEvery(n int) {
+	if n%64 == 1 || (n%8 == 1 && x.backlog != nil && x.backlog()) {
 		runtime.Gosched()
 	}
 }
@@ -507,20 +511,20 @@ func (x *Indexer[T]) ListKeys() []string {
 	out := make([]string, 0, s.items.Len())
 	s.items.Ascend(func(e entry[T]) bool {
 		out = append(out, e.key())
-		yieldEvery(len(out))
+		x.yieldEvery(len(out))
 		return true
 	})
 	return out
 }
 
-// Range calls f for every stored object in namespace-then-name order until f returns false.
-// It walks one snapshot without copying it, so it is the cheapest way to
+// Range calls f for every stored object in namespace-then-name order
+// until f returns false. It walks one snapshot without copying it, so it is the cheapest way to
 // read everything; f must not mutate the objects.
 func (x *Indexer[T]) Range(f func(key string, obj T) bool) {
 	n := 0
 	x.load().items.Ascend(func(e entry[T]) bool {
 		n++
-		yieldEvery(n)
+		x.yieldEvery(n)
 		return f(e.key(), e.obj)
 	})
 }
@@ -557,7 +561,7 @@ func (x *Indexer[T]) ByIndex(name, value string) ([]T, error) {
 	var out []T
 	err := x.load().indexEntries(name, value, func(e entry[T]) bool {
 		out = append(out, e.obj)
-		yieldEvery(len(out))
+		x.yieldEvery(len(out))
 		return true
 	})
 	return out, err

@@ -109,6 +109,7 @@ func NewSharedIndexInformer[T Object](cfg InformerConfig[T]) (*SharedIndexInform
 	if err != nil {
 		return nil, fmt.Errorf("informer: %w", err)
 	}
+	indexer.backlog = fifo.hasBacklog
 	return &SharedIndexInformer[T]{
 		cfg:     cfg,
 		indexer: indexer,
