@@ -65,11 +65,11 @@ type Env struct {
 	resources   []registry.Strategy
 	waitTimeout time.Duration
 
-	backend      *memory.Backend
-	server       *server
-	stopCtrl     context.CancelFunc
-	controllers  sync.WaitGroup
-	stopOnce     sync.Once
+	backend     *memory.Backend
+	server      *server
+	stopCtrl    context.CancelFunc
+	controllers sync.WaitGroup
+	stopOnce    sync.Once
 	// mu guards stopped, set once Stop no longer waits for controllers:
 	// a controller that fails later must not report to a finished test.
 	mu      sync.Mutex

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -326,5 +328,38 @@ func TestAuthentication(t *testing.T) {
 			}
 			c.CloseIdleConnections()
 		})
+	}
+}
+
+// logRecorder is a slog.Handler that keeps messages.
+type logRecorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, r.Message)
+	return nil
+}
+func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
+
+func TestWithLogger(t *testing.T) {
+	logs := &logRecorder{}
+	env := Start(t, WithTLS(true), WithLogger(slog.New(logs)))
+	// Plain HTTP to the TLS port: the server logs the failed handshake.
+	hc := &http.Client{}
+	if resp, err := hc.Get("http://" + strings.TrimPrefix(env.URL, "https://") + "/version"); err == nil {
+		_ = resp.Body.Close()
+	}
+	hc.CloseIdleConnections()
+	env.Stop() // waits for the connection's goroutine, which logs
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	if !strings.Contains(strings.Join(logs.msgs, "\n"), "TLS handshake error") {
+		t.Errorf("logger got %q, want a TLS handshake error", logs.msgs)
 	}
 }
