@@ -28,6 +28,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "durability child:", err)
 		os.Exit(1)
 	}
+	if dir := os.Getenv(apiServerChildEnv); dir != "" {
+		// The child process of TestAPIServerDurabilityAfterSIGKILL.
+		err := apiServerChild(dir)
+		fmt.Fprintln(os.Stderr, "API server child:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	if shared != nil {
 		if err := shared.Close(); err != nil {
