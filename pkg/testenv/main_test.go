@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"flag"
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -21,5 +20,4 @@ func TestMain(m *testing.M) {
 		}
 	}
 	goleak.VerifyTestMain(m)
-	os.Exit(0) // not reached: VerifyTestMain exits
 }

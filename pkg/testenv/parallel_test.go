@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"sync"
 	"testing"
@@ -21,10 +22,19 @@ func TestFiftyParallelEnvironments(t *testing.T) {
 	var mu sync.Mutex
 	urls := map[string]int{}
 	alive, maxAlive := 0, 0
+	// When -parallel allows (it does by default here, see TestMain), every
+	// subtest waits after its Start until all have started, so that all
+	// 50 environments serve and run their controllers at the same time.
+	together := flag.Lookup("test.parallel").Value.(flag.Getter).Get().(int) >= n
+	var started sync.WaitGroup
+	started.Add(n)
 	t.Run("group", func(t *testing.T) {
 		for i := range n {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
 				t.Parallel()
+				var once sync.Once
+				hasStarted := func() { once.Do(started.Done) }
+				defer hasStarted() // also when Start fails
 				id := fmt.Sprint(i)
 				// The controller labels every ConfigMap with the env's id.
 				labeler := func(ctx context.Context, env *Env) error {
@@ -53,6 +63,10 @@ func TestFiftyParallelEnvironments(t *testing.T) {
 					alive--
 					mu.Unlock()
 				})
+				hasStarted()
+				if together {
+					started.Wait()
+				}
 				ns := env.Namespace(t)
 				if _, err := client.NewResource(env.Client, client.ConfigMaps).Create(context.Background(),
 					configMap(ns, "x", nil), metav1.CreateOptions{}); err != nil {
@@ -78,4 +92,7 @@ func TestFiftyParallelEnvironments(t *testing.T) {
 		t.Errorf("%d distinct URLs for %d environments", len(urls), n)
 	}
 	t.Logf("%d environments, at most %d alive at once", n, maxAlive)
+	if together && maxAlive != n {
+		t.Errorf("at most %d environments alive at once, want %d", maxAlive, n)
+	}
 }
