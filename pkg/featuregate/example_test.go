@@ -10,22 +10,25 @@ import (
 	"github.com/kplane/kplane/pkg/featuregate"
 )
 
-// A component names its features and exports their specs for cmd/ to add.
-// It holds no registry of its own.
+// A component names its features and exports their specs, through a
+// function rather than a mutable variable, for cmd/ to add. It holds no
+// registry of its own.
 const (
 	WatchBookmarks featuregate.Feature = "WatchBookmarks"
 	FastResync     featuregate.Feature = "FastResync"
 	ServerApply    featuregate.Feature = "ServerApply"
 )
 
-var ControllerFeatures = map[featuregate.Feature]featuregate.VersionedSpecs{
-	WatchBookmarks: {
-		{Default: false, PreRelease: featuregate.Alpha, Version: version.MajorMinor(1, 1)},
-		{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 2)},
-		{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 4)},
-	},
-	FastResync:  {{Default: false, PreRelease: featuregate.Alpha, Version: version.MajorMinor(1, 2)}},
-	ServerApply: {{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 0)}},
+func ControllerFeatures() map[featuregate.Feature]featuregate.VersionedSpecs {
+	return map[featuregate.Feature]featuregate.VersionedSpecs{
+		WatchBookmarks: {
+			{Default: false, PreRelease: featuregate.Alpha, Version: version.MajorMinor(1, 1)},
+			{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 2)},
+			{Default: true, PreRelease: featuregate.GA, LockToDefault: true, Version: version.MajorMinor(1, 4)},
+		},
+		FastResync:  {{Default: false, PreRelease: featuregate.Alpha, Version: version.MajorMinor(1, 2)}},
+		ServerApply: {{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(1, 0)}},
+	}
 }
 
 // The component takes read-only Gates in its Config.
@@ -53,7 +56,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	if err := reg.AddVersioned(ControllerFeatures); err != nil {
+	if err := reg.AddVersioned(ControllerFeatures()); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -86,7 +89,7 @@ func ExampleRegistry_AddFlag() {
 		fmt.Println(err)
 		return
 	}
-	if err := reg.AddVersioned(ControllerFeatures); err != nil {
+	if err := reg.AddVersioned(ControllerFeatures()); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -112,7 +115,7 @@ func ExampleRegistry_Set() {
 		fmt.Println(err)
 		return
 	}
-	if err := reg.AddVersioned(ControllerFeatures); err != nil {
+	if err := reg.AddVersioned(ControllerFeatures()); err != nil {
 		fmt.Println(err)
 		return
 	}

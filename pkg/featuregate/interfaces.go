@@ -4,7 +4,9 @@ package featuregate
 // a component never sets gates, it only reads them.
 //
 // Implementations are safe for concurrent use, and Enabled never blocks or
-// allocates.
+// allocates. Gates has no DeepCopy: the Gates a frozen Registry returns
+// never change, so they can be shared as they are; to try settings out,
+// DeepCopy the Registry instead.
 type Gates interface {
 	// Enabled reports whether f is on. A feature the gates do not know is
 	// off: register every feature a component reads with the registry that

@@ -29,7 +29,8 @@ import (
 //  3. Frozen, after Freeze: nothing changes any more; Set and SetFromMap
 //     return ErrFrozen too.
 //
-// Reads (Enabled, KnownFeatures) work in every phase and see the latest
+// Use New: the zero Registry is not usable. Reads (Enabled, KnownFeatures)
+// work in every phase and see the latest
 // committed state. Every method is safe for concurrent use. Enabled loads an
 // immutable snapshot with one atomic load and one map lookup: it never
 // blocks and never allocates. Writers serialise on a mutex and publish a new
@@ -315,6 +316,48 @@ func stageWord(s Stage) string {
 		return "deprecated"
 	}
 	return string(s)
+}
+
+// FeatureStatus is one feature's state at the registry's version.
+type FeatureStatus struct {
+	Name Feature
+	// Spec is the spec in effect at the registry's version, with Default
+	// replaced by an OverrideDefault value if there is one.
+	Spec FeatureSpec
+	// Enabled is what Enabled(Name) reports.
+	Enabled bool
+	// Explicit is whether Set or SetFromMap gave the feature a value.
+	Explicit bool
+}
+
+// Features returns the state of every feature that exists at the
+// registry's version (PreAlpha features are left out; AllAlpha and AllBeta
+// are in), sorted by name. It is meant for status pages and for the
+// kubernetes_feature_enabled{name,stage} metric. The caller owns the slice.
+func (r *Registry) Features() []FeatureStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	snap := r.snap.Load()
+	var out []FeatureStatus
+	for _, name := range slices.Sorted(maps.Keys(r.known)) {
+		spec := r.specLocked(name)
+		if spec.PreRelease == PreAlpha {
+			continue
+		}
+		_, explicit := r.explicit[name]
+		out = append(out, FeatureStatus{Name: name, Spec: spec, Enabled: snap.enabled[name], Explicit: explicit})
+	}
+	return out
+}
+
+// specLocked returns the spec of a known feature in effect at the
+// registry's version, with its default override applied.
+func (r *Registry) specLocked(name Feature) FeatureSpec {
+	spec := r.known[name].at(r.version)
+	if d, ok := r.defaults[name]; ok {
+		spec.Default = d
+	}
+	return spec
 }
 
 // Freeze closes the registry for good and returns its final state as

@@ -680,3 +680,36 @@ func TestConcurrentUse(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+func TestFeatures(t *testing.T) {
+	r := newRegistry(t, v("1.0"), nil)
+	if err := r.Set("AlphaOff=true,AllBeta=false"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.OverrideDefault(betaOff, true); err != nil {
+		t.Fatal(err)
+	}
+	got := r.Features()
+	st := func(name Feature, def, lock bool, stage Stage, enabled, explicit bool) FeatureStatus {
+		ver := v("1.0")
+		if name == AllAlpha || name == AllBeta {
+			ver = v("0.0")
+		}
+		return FeatureStatus{Name: name, Spec: FeatureSpec{Default: def, LockToDefault: lock, PreRelease: stage, Version: ver},
+			Enabled: enabled, Explicit: explicit}
+	}
+	want := []FeatureStatus{ // Promoted does not exist at 1.0
+		st(AllAlpha, false, false, Alpha, false, false),
+		st(AllBeta, false, false, Beta, false, true),
+		st(alphaLock, true, true, Alpha, true, false),
+		st(alphaOff, false, false, Alpha, true, true),
+		st(betaOff, true, false, Beta, false, false),
+		st(betaOn, true, false, Beta, false, false),
+		st(gaLocked, true, true, GA, true, false),
+		st(gaOpen, true, false, GA, true, false),
+		st(deprecated, false, false, Deprecated, false, false),
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b *version.Version) bool { return a.EqualTo(b) })); diff != "" {
+		t.Errorf("Features (-want +got):\n%s", diff)
+	}
+}

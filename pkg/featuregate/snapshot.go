@@ -22,11 +22,8 @@ func (r *Registry) publishLocked() {
 	s := &snapshot{enabled: make(map[Feature]bool, len(r.known))}
 	allAlpha, allAlphaSet := r.explicit[AllAlpha]
 	allBeta, allBetaSet := r.explicit[AllBeta]
-	for name, specs := range r.known {
-		spec := specs.at(r.version)
-		if d, ok := r.defaults[name]; ok {
-			spec.Default = d
-		}
+	for name := range r.known {
+		spec := r.specLocked(name)
 		v := spec.Default
 		if e, ok := r.explicit[name]; ok {
 			v = e
