@@ -492,7 +492,8 @@ func (x *Indexer[T]) List() []T {
 }
 
 // yieldEvery yields the processor before the first and every 64th object
-// of a scan, and every 8th while writes are waiting. Scans take no lock, so
+// of a scan, and every 8th while writes are waiting; a scan that starts
+// while writes are waiting first yields up to four times for them. Scans take no lock, so
 // nothing else would stop a crowd of goroutines listing in a loop from
 // keeping every processor busy for whole scheduler time slices (10ms) while
 // the informer's goroutines, which hand events to one another, wait for a
@@ -500,6 +501,12 @@ func (x *Indexer[T]) List() []T {
 // and lets the writer progress between readers' steps, much as a
 // write-preferring lock would, except that the writer never waits for them.
 func (x *Indexer[T]) yieldEvery(n int) {
+	if n == 1 && x.backlog != nil {
+		for i := 0; i < 4 && x.backlog(); i++ {
+			runtime.Gosched()
+		}
+		return
+	}
 	if n%64 == 1 || (n%8 == 1 && x.backlog != nil && x.backlog()) {
 		runtime.Gosched()
 	}
