@@ -29,13 +29,12 @@ import (
 //  3. Frozen, after Freeze: nothing changes any more; Set and SetFromMap
 //     return ErrFrozen too.
 //
-// Use New: the zero Registry is not usable. Reads (Enabled, KnownFeatures)
-// work in every phase and see the latest
+// Reads (Enabled, KnownFeatures) work in every phase and see the latest
 // committed state. Every method is safe for concurrent use. Enabled loads an
 // immutable snapshot with one atomic load and one map lookup: it never
 // blocks and never allocates. Writers serialise on a mutex and publish a new
 // snapshot; every write is all-or-nothing, so a rejected call leaves the
-// registry as it was.
+// registry as it was. Use New: the zero Registry is not usable.
 type Registry struct {
 	version *version.Version // major.minor of Config.Version, or nil; immutable
 	logger  *slog.Logger     // never nil; immutable
@@ -46,7 +45,8 @@ type Registry struct {
 
 	mu sync.Mutex
 	// known maps every registered feature, including AllAlpha and AllBeta,
-	// to its specs as registered (sorted, validated, never modified).
+	// to its specs (validated, so in increasing version order; our own
+	// copy, never modified).
 	known map[Feature]VersionedSpecs
 	// defaults holds OverrideDefault values: they replace the Default of
 	// the spec in effect at the registry's version. Only unlocked,
@@ -62,7 +62,8 @@ type Registry struct {
 
 var _ Gates = (*Registry)(nil)
 
-// New returns an open Registry that knows only AllAlpha and AllBeta.
+// New returns an open Registry that knows only AllAlpha and AllBeta. Every
+// Config is valid today; the error is there for future fields.
 func New(cfg Config) (*Registry, error) {
 	r := &Registry{
 		logger:   cfg.Logger,
@@ -112,12 +113,18 @@ func (r *Registry) ExplicitlySet(f Feature) bool {
 // spec's Version must be nil. See AddVersioned for the rules.
 func (r *Registry) Add(features map[Feature]FeatureSpec) error {
 	vs := make(map[Feature]VersionedSpecs, len(features))
-	for name, spec := range features {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(features)) {
+		spec := features[name]
 		if spec.Version != nil {
-			return &gateError{fmt.Sprintf("feature %q: Add takes specs without a version, use AddVersioned", name), ErrInvalidSpec}
+			errs = append(errs, &gateError{fmt.Sprintf("feature %q: Add takes specs without a version, use AddVersioned", name), ErrInvalidSpec})
+			continue
 		}
 		spec.Version = version.MajorMinor(0, 0)
 		vs[name] = VersionedSpecs{spec}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	return r.AddVersioned(vs)
 }

@@ -713,3 +713,16 @@ func TestFeatures(t *testing.T) {
 		t.Errorf("Features (-want +got):\n%s", diff)
 	}
 }
+
+func TestEnabledDoesNotAllocate(t *testing.T) {
+	r := newRegistry(t, v("1.2"), nil)
+	g := r.DeepCopy().Freeze()
+	for name, gates := range map[string]Gates{"registry": r, "frozen": g} {
+		if n := testing.AllocsPerRun(100, func() {
+			_ = gates.Enabled(betaOn)
+			_ = gates.Enabled("Unknown")
+		}); n != 0 {
+			t.Errorf("%s: Enabled allocates %.1f times per call", name, n)
+		}
+	}
+}
