@@ -23,7 +23,9 @@
 //   - Failure reports: when the test has failed by teardown, every object
 //     in the server is written to the test log as YAML; WaitFor's failure
 //     shows the awaited object's last state.
-//   - Waits are driven by watch events, never by polling or sleeping.
+//   - Waits (Wait, WaitFor, WaitDeleted, WaitForDeletion) are driven by
+//     watch events, never by polling or sleeping, and see every state the
+//     object takes.
 //
 // The server serves kplane's built-in resources (namespaces, pods, nodes,
 // events, configmaps, secrets, deployments, replicasets, leases).

@@ -70,6 +70,33 @@ func (e *Env) waitTimeoutFor(t testing.TB) time.Duration {
 // existed, or was deleted); an error the server returns other than 410
 // Gone ends the wait too.
 func Wait[T cache.Object](ctx context.Context, c *client.Client, res client.Resource[T], key string, cond func(T) bool) (T, error) {
+	return wait(ctx, c, res, key, "condition not met", func(obj T, exists bool) bool { return exists && cond(obj) })
+}
+
+// WaitForDeletion waits until the object of res at key does not exist,
+// watching as Wait does. It returns at once when the object does not
+// exist. On a timeout it fails the test with t.Fatal and the object's last
+// state; it must be called from the test's goroutine.
+func WaitForDeletion[T cache.Object](t testing.TB, env *Env, res client.Resource[T], key string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), env.waitTimeoutFor(t))
+	defer cancel()
+	if err := WaitDeleted(ctx, env.Client, res, key); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// WaitDeleted waits until the object of res at key does not exist, as
+// WaitForDeletion does, until ctx ends.
+func WaitDeleted[T cache.Object](ctx context.Context, c *client.Client, res client.Resource[T], key string) error {
+	_, err := wait(ctx, c, res, key, "not deleted", func(_ T, exists bool) bool { return !exists })
+	return err
+}
+
+// wait waits until done holds for the object's state; done sees every
+// state, and exists false when the object does not exist. goal names the
+// failure ("condition not met").
+func wait[T cache.Object](ctx context.Context, c *client.Client, res client.Resource[T], key, goal string, done func(obj T, exists bool) bool) (T, error) {
 	var zero T
 	ns, name, err := cache.SplitObjectKey(key)
 	if err != nil {
@@ -82,7 +109,7 @@ func Wait[T cache.Object](ctx context.Context, c *client.Client, res client.Reso
 		return zero, fmt.Errorf("testenv: wait for %s %q: %s is cluster-scoped, the key must be a name", res.Kind, key, res.Resource)
 	}
 	rc := client.NewResource(c, res).Namespace(ns)
-	w := waiter[T]{res: res, key: key, name: name, rc: rc, began: time.Now()}
+	w := waiter[T]{res: res, key: key, name: name, rc: rc, goal: goal, done: done, began: time.Now()}
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
 	for {
 		list, err := rc.List(ctx, metav1.ListOptions{FieldSelector: sel})
@@ -90,11 +117,11 @@ func Wait[T cache.Object](ctx context.Context, c *client.Client, res client.Reso
 			return zero, w.failed(ctx, err)
 		}
 		if len(list.Items) > 0 {
-			if w.see(list.Items[0], false, cond) {
+			if w.see(list.Items[0], true) {
 				return w.last, nil
 			}
-		} else if w.exists {
-			w.exists, w.deleted = false, true
+		} else if w.gone() {
+			return w.last, nil
 		}
 		watcher, err := rc.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
 		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
@@ -103,7 +130,7 @@ func Wait[T cache.Object](ctx context.Context, c *client.Client, res client.Reso
 		if err != nil {
 			return zero, w.failed(ctx, err)
 		}
-		held, err := w.follow(ctx, watcher, cond)
+		held, err := w.follow(ctx, watcher)
 		watcher.Stop()
 		if held {
 			return w.last, nil
@@ -120,6 +147,8 @@ type waiter[T cache.Object] struct {
 	key   string
 	name  string
 	rc    *client.ResourceClient[T]
+	goal  string
+	done  func(obj T, exists bool) bool
 	began time.Time
 	// last is the newest state seen, valid when seen.
 	last T
@@ -127,24 +156,34 @@ type waiter[T cache.Object] struct {
 	// exists is false before the object was first seen and after it was
 	// deleted; deleted says the latter.
 	exists, deleted bool
-	// states counts the states cond was given.
+	// states counts the states of the existing object seen.
 	states int
 }
 
-// see records a state of the object and reports whether cond holds for it.
-func (w *waiter[T]) see(obj T, deleted bool, cond func(T) bool) bool {
+// see records a state of the object (exists false: its deletion, obj
+// its final state) and reports whether the wait is over.
+func (w *waiter[T]) see(obj T, exists bool) bool {
 	w.last, w.seen = obj, true
-	w.exists, w.deleted = !deleted, deleted
-	if deleted {
-		return false
+	w.exists, w.deleted = exists, !exists
+	if exists {
+		w.states++
 	}
-	w.states++
-	return cond(obj)
+	return w.done(obj, exists)
 }
 
-// follow feeds the watch's events to cond until it holds (true), the
+// gone records that a list found no object and reports whether the wait
+// is over.
+func (w *waiter[T]) gone() bool {
+	if w.exists {
+		w.exists, w.deleted = false, true
+	}
+	var zero T
+	return w.done(zero, false)
+}
+
+// follow feeds the watch's events to done until it holds (true), the
 // watch ends (false, nil: list again) or ctx ends (false, error).
-func (w *waiter[T]) follow(ctx context.Context, watcher cache.Watch[T], cond func(T) bool) (bool, error) {
+func (w *waiter[T]) follow(ctx context.Context, watcher cache.Watch[T]) (bool, error) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -155,11 +194,13 @@ func (w *waiter[T]) follow(ctx context.Context, watcher cache.Watch[T], cond fun
 			}
 			switch ev.Type {
 			case watch.Added, watch.Modified:
-				if w.see(ev.Object, false, cond) {
+				if w.see(ev.Object, true) {
 					return true, nil
 				}
 			case watch.Deleted:
-				w.see(ev.Object, true, cond)
+				if w.see(ev.Object, false) {
+					return true, nil
+				}
 			case watch.Error:
 				return false, nil // 410 or another stream failure: list again
 			}
@@ -172,7 +213,7 @@ func (w *waiter[T]) failed(ctx context.Context, err error) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "testenv: %s %s: ", w.res.Kind, w.key)
 	if ctx.Err() != nil {
-		fmt.Fprintf(&b, "condition not met after %v", time.Since(w.began).Round(time.Millisecond))
+		fmt.Fprintf(&b, "%s after %v", w.goal, time.Since(w.began).Round(time.Millisecond))
 	} else {
 		fmt.Fprintf(&b, "wait failed after %v: %v", time.Since(w.began).Round(time.Millisecond), err)
 	}
@@ -193,9 +234,9 @@ func (w *waiter[T]) failed(ctx context.Context, err error) error {
 			fmt.Fprintf(&b, "; the object was never read (%v)", gerr)
 		}
 	case w.deleted:
-		fmt.Fprintf(&b, "; the object was deleted, condition false for the %d states seen; last state before deletion:\n%s", w.states, objectYAML(w.last))
+		fmt.Fprintf(&b, "; the object was deleted after %d states seen; last state before deletion:\n%s", w.states, objectYAML(w.last))
 	default:
-		fmt.Fprintf(&b, "; condition false for the %d states seen; last state:\n%s", w.states, objectYAML(w.last))
+		fmt.Fprintf(&b, "; %d states seen; last state:\n%s", w.states, objectYAML(w.last))
 	}
 	if ctx.Err() != nil {
 		return &waitError{msg: b.String(), err: ctx.Err()}

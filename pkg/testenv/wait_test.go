@@ -96,7 +96,7 @@ func TestWaitTimeoutMessages(t *testing.T) {
 			cancel()
 			return false
 		})
-		checkErr(t, err, "condition false for the 1 states seen; last state:", "phase: pending")
+		checkErr(t, err, "1 states seen; last state:", "phase: pending")
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("errors.Is(%v, Canceled) = false", err)
 		}
@@ -107,13 +107,13 @@ func TestWaitTimeoutMessages(t *testing.T) {
 		// the state before it.
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		var w waiter[*corev1.ConfigMap]
-		w.res, w.key = client.ConfigMaps, "default/doomed"
+		w := waiter[*corev1.ConfigMap]{res: client.ConfigMaps, key: "default/doomed", goal: "condition not met",
+			done: func(cm *corev1.ConfigMap, exists bool) bool { return exists && never(cm) }}
 		obj := configMap("default", "doomed", map[string]string{"phase": "pending"})
-		w.see(obj, false, never)
-		w.see(obj, true, never)
+		w.see(obj, true)
+		w.see(obj, false)
 		cancel()
-		checkErr(t, w.failed(ctx, ctx.Err()), "ConfigMap default/doomed", "was deleted", "1 states seen", "phase: pending")
+		checkErr(t, w.failed(ctx, ctx.Err()), "ConfigMap default/doomed: condition not met", "was deleted after 1 states seen", "phase: pending")
 	})
 	t.Run("deleted and created again", func(t *testing.T) {
 		var phases []string
@@ -132,6 +132,34 @@ func TestWaitTimeoutMessages(t *testing.T) {
 		if got.Data["phase"] != "reborn" || strings.Join(phases, ",") != "pending,reborn" {
 			t.Errorf("got %v after %v", got.Data, phases)
 		}
+	})
+	t.Run("deletion", func(t *testing.T) {
+		if _, err := cms.Create(context.Background(), configMap("default", "finalized", map[string]string{"phase": "going"}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Not deleted: the failure shows the object.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		checkErr(t, WaitDeleted(ctx, env.Client, client.ConfigMaps, "default/finalized"), "ConfigMap default/finalized: not deleted", "phase: going")
+		// Deleted while waiting: the first state seen triggers the
+		// deletion, which the wait's watch then reports.
+		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := wait(ctx, env.Client, client.ConfigMaps, "default/finalized", "not deleted",
+			func(_ *corev1.ConfigMap, exists bool) bool {
+				if exists {
+					if err := cms.Delete(context.Background(), "finalized", metav1.DeleteOptions{}); err != nil {
+						t.Error(err)
+					}
+				}
+				return !exists
+			})
+		if err != nil {
+			t.Errorf("wait for deletion: %v", err)
+		}
+		// Already gone: returns at once.
+		WaitForDeletion(t, env, client.ConfigMaps, "default/finalized")
+		WaitForDeletion(t, env, client.ConfigMaps, "default/never-was")
 	})
 	t.Run("bad keys", func(t *testing.T) {
 		_, err := Wait(context.Background(), env.Client, client.ConfigMaps, "noNamespace", never)
