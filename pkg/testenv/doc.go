@@ -24,8 +24,7 @@
 //     in the server is written to the test log as YAML; WaitFor's failure
 //     shows the awaited object's last state.
 //   - Waits (Wait, WaitFor, WaitDeleted, WaitForDeletion) are driven by
-//     watch events, never by polling or sleeping, and see every state the
-//     object takes.
+//     watch events, never by polling or sleeping.
 //
 // The server serves kplane's built-in resources (namespaces, pods, nodes,
 // events, configmaps, secrets, deployments, replicasets, leases).

@@ -60,8 +60,10 @@ func (e *Env) waitTimeoutFor(t testing.TB) time.Duration {
 
 // Wait waits until cond holds for the object of res at key ("namespace/name",
 // or "name" for a cluster-scoped resource) and returns the object it held
-// for. cond sees every state the object takes, in order, starting with
-// its current one; it is not called while the object does not exist.
+// for. cond sees the object's states in order, starting with its current
+// one: every state while the watch lasts (when a watch ends, the object is
+// listed again, and states between are not seen). It is not called while
+// the object does not exist.
 //
 // Wait lists the one object and then watches it from the list's
 // resourceVersion, listing again when the watch ends or expires, so no
