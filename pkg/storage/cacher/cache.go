@@ -219,6 +219,18 @@ func (c *cache) listAndWatch(ctx context.Context) error {
 	}
 }
 
+// wantsBookmarks reports whether any watcher asked for bookmarks.
+func (c *cache) wantsBookmarks() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for w := range c.watchers {
+		if w.opts.ProgressNotify {
+			return true
+		}
+	}
+	return false
+}
+
 // relistError is a watch failure that only a fresh list can recover from.
 type relistError struct{ error }
 
@@ -239,7 +251,29 @@ func (c *cache) watchFrom(ctx context.Context, rev uint64) (progressed bool, err
 		return false, fmt.Errorf("watch %s: %w", c.root, err)
 	}
 	defer w.Stop()
-	for ev := range w.ResultChan() {
+	// Ask the backend for a bookmark now and then, so that watchers that
+	// want bookmarks get them while their keys are idle.
+	var tick <-chan time.Time
+	if _, ok := c.s.c.backend.(progressRequester); ok {
+		t := c.s.c.cfg.Clock.NewTicker(c.s.c.cfg.BookmarkInterval)
+		defer t.Stop()
+		tick = t.C()
+	}
+	for {
+		var ev storage.Event
+		var ok bool
+		select {
+		case ev, ok = <-w.ResultChan():
+		case <-tick:
+			if c.wantsBookmarks() {
+				// A failed request only delays a bookmark.
+				_ = c.s.c.backend.(progressRequester).RequestWatchProgress(ctx)
+			}
+			continue
+		}
+		if !ok {
+			break
+		}
 		switch ev.Type {
 		case watch.Error:
 			err := fmt.Errorf("watch %s from %d: %v", c.root, rev, errorMessage(ev.Object))

@@ -40,6 +40,11 @@ type Config struct {
 	// cache to catch up with the backend's current revision before it is
 	// served by the backend instead. Default 3s.
 	ConsistentReadTimeout time.Duration
+	// BookmarkInterval is how often, while some watcher asked for
+	// bookmarks, the cache asks a backend that can (see
+	// storagetest.ProgressRequester) for one, so that bookmarks flow while
+	// the watched keys are idle. Default 10s.
+	BookmarkInterval time.Duration
 	// MinRetryDelay and MaxRetryDelay bound the wait before a resource's
 	// cache relists after its backend watch failed. Defaults 100ms and 10s.
 	MinRetryDelay, MaxRetryDelay time.Duration
@@ -89,6 +94,9 @@ func New(cfg Config) (*Cacher, error) {
 	}
 	if cfg.ConsistentReadTimeout <= 0 {
 		cfg.ConsistentReadTimeout = 3 * time.Second
+	}
+	if cfg.BookmarkInterval <= 0 {
+		cfg.BookmarkInterval = 10 * time.Second
 	}
 	if cfg.MinRetryDelay <= 0 {
 		cfg.MinRetryDelay = 100 * time.Millisecond

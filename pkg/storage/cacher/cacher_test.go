@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,8 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kplane/kplane/pkg/storage"
 	"github.com/kplane/kplane/pkg/storage/etcd"
@@ -54,7 +56,11 @@ func newEtcdBackend(t testing.TB) *etcd.Backend {
 		if etcdDir, etcdErr = os.MkdirTemp("", "kplane-cacher-test-"); etcdErr != nil {
 			return
 		}
-		etcdSrv, etcdErr = etcd.StartEmbedded(context.Background(), etcd.EmbeddedConfig{DataDir: etcdDir, UnsafeNoFsync: true})
+		// etcd's own periodic progress notifications are pushed far out,
+		// so that bookmarks in these tests come from the cache's requests.
+		etcdSrv, etcdErr = etcd.StartEmbedded(context.Background(), etcd.EmbeddedConfig{
+			DataDir: etcdDir, UnsafeNoFsync: true, ProgressNotifyInterval: 10 * time.Minute,
+		})
 	})
 	if etcdErr != nil {
 		t.Fatalf("embedded etcd: %v", etcdErr)
@@ -81,8 +87,8 @@ func newCacher(t testing.TB, b storage.Backend, cfg Config) *Cacher {
 
 var podConfig = storage.ResourceConfig{
 	Codec:       storage.JSONCodec{},
-	NewFunc:     func() runtime.Object { return &corev1.Pod{} },
-	NewListFunc: func() runtime.Object { return &corev1.PodList{} },
+	NewFunc:     func() kruntime.Object { return &corev1.Pod{} },
+	NewListFunc: func() kruntime.Object { return &corev1.PodList{} },
 }
 
 func podStore(t testing.TB, b storage.Backend) storage.Interface {
@@ -110,7 +116,7 @@ func createPod(t testing.TB, s storage.Interface, p *corev1.Pod) *corev1.Pod {
 func setLabels(t testing.TB, s storage.Interface, name string, lbls map[string]string) *corev1.Pod {
 	t.Helper()
 	out := &corev1.Pod{}
-	err := s.GuaranteedUpdate(context.Background(), "/pods/ns/"+name, out, false, nil, func(cur runtime.Object) (runtime.Object, error) {
+	err := s.GuaranteedUpdate(context.Background(), "/pods/ns/"+name, out, false, nil, func(cur kruntime.Object) (kruntime.Object, error) {
 		p := cur.(*corev1.Pod)
 		p.Labels = lbls
 		return p, nil
@@ -163,7 +169,7 @@ type countingStore struct {
 	b *countingBackend
 }
 
-func (s *countingStore) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+func (s *countingStore) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj kruntime.Object) error {
 	s.b.lists.Add(1)
 	return s.Interface.GetList(ctx, key, opts, listObj)
 }
@@ -242,7 +248,7 @@ func TestConsistentListSeesWritesMadeElsewhere(t *testing.T) {
 	if _, err := b.Storage(podConfig); err != nil {
 		t.Fatal(err)
 	}
-	other, err := b.Storage(storage.ResourceConfig{Codec: storage.JSONCodec{}, NewFunc: func() runtime.Object { return &corev1.ConfigMap{} }, NewListFunc: func() runtime.Object { return &corev1.ConfigMapList{} }})
+	other, err := b.Storage(storage.ResourceConfig{Codec: storage.JSONCodec{}, NewFunc: func() kruntime.Object { return &corev1.ConfigMap{} }, NewListFunc: func() kruntime.Object { return &corev1.ConfigMapList{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,4 +572,45 @@ func mustRV(t testing.TB, s string) uint64 {
 		t.Fatalf("bad resourceVersion %q", s)
 	}
 	return rv
+}
+
+func TestBookmarksWhileIdle(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	b := newEtcdBackend(t)
+	c := newCacher(t, b, Config{Clock: fc, BookmarkInterval: time.Minute})
+	s := podStore(t, c)
+	ctx := context.Background()
+	// Start the cache; its backend watch then runs the bookmark ticker.
+	if err := s.GetList(ctx, "/pods", storage.ListOptions{Recursive: true, ResourceVersion: "0"}, &corev1.PodList{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(ctx, "/pods", storage.ListOptions{Recursive: true, ResourceVersion: "0", ProgressNotify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// A write elsewhere moves the revision; the pods stay idle.
+	other, err := b.Storage(storage.ResourceConfig{Codec: storage.JSONCodec{}, NewFunc: func() kruntime.Object { return &corev1.ConfigMap{} }, NewListFunc: func() kruntime.Object { return &corev1.ConfigMapList{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := other.Create(ctx, "/configmaps/ns/x", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}}, cm); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !fc.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("no bookmark ticker after 20s")
+		}
+		runtime.Gosched()
+	}
+	fc.Step(time.Minute)
+	ev := next(t, w)
+	if ev.Type != watch.Bookmark {
+		t.Fatalf("got %s, want a bookmark", evString(ev))
+	}
+	if got, want := mustRV(t, ev.Object.(*corev1.Pod).ResourceVersion), mustRV(t, cm.ResourceVersion); got < want {
+		t.Errorf("bookmark at %d, want at least %d", got, want)
+	}
 }

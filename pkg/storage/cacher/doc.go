@@ -31,6 +31,10 @@
 //   - Event objects are shared by every watcher and must not be modified;
 //     each change is encoded by the resource's Codec at most once, and that
 //     Event.Raw is shared too. Get and GetList return private copies.
+//   - Watchers that ask for progress get Bookmarks whenever the backend
+//     reports a newer revision with no change in their keys; while any
+//     such watcher is open the cache asks the backend for that report every
+//     Config.BookmarkInterval.
 //   - Slow watchers: each watcher buffers Config.WatchBufferSize events. The
 //     cache never waits for a watcher: when an event finds the buffer full,
 //     the watcher is closed after what it holds, with an Expired Error event.
