@@ -12,8 +12,8 @@
 //     features of the components it runs, is bound to the --feature-gates
 //     flag (AddFlag), takes settings (Set, SetFromMap), and is then frozen.
 //   - Gates is the read-only interface components take in their Config.
-//     They never set gates; tests build a Registry, set what they need and
-//     pass its Freeze result. There are no package-level registries and no
+//     They never set gates; their tests get Gates from
+//     featuregatetest.New, which builds and freezes a Registry. There are no package-level registries and no
 //     init-time registration.
 //
 // Guarantees:

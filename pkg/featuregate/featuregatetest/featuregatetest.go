@@ -1,6 +1,3 @@
-// Package featuregatetest builds feature gates for tests of components that
-// take featuregate.Gates, so that each test states the gates it runs with
-// instead of sharing a mutable registry.
 package featuregatetest
 
 import (
