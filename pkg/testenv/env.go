@@ -22,6 +22,7 @@ import (
 
 	"github.com/kplane/kplane/pkg/apiserver"
 	"github.com/kplane/kplane/pkg/client"
+	"github.com/kplane/kplane/pkg/featuregate"
 	"github.com/kplane/kplane/pkg/registry"
 	"github.com/kplane/kplane/pkg/storage/memory"
 )
@@ -60,6 +61,9 @@ type Env struct {
 	// client.LoadKubeconfig.
 	Kubeconfig     []byte
 	KubeconfigPath string
+	// FeatureGates are the gates of WithFeatureGates, for controllers to
+	// hand to their components. Never nil.
+	FeatureGates featuregate.Gates
 
 	t           testing.TB
 	resources   []registry.Strategy
@@ -125,6 +129,14 @@ func start(t testing.TB, o options) (*Env, error) {
 		seeds = append(seeds, s...)
 	}
 
+	gates := o.gates
+	if gates == nil {
+		reg, err := featuregate.New(featuregate.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("testenv: feature gates: %w", err)
+		}
+		gates = reg.Freeze()
+	}
 	logger := o.logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -170,14 +182,15 @@ func start(t testing.TB, o options) (*Env, error) {
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
 	env := &Env{
-		Client:      c,
-		URL:         rc.Host,
-		REST:        rc,
-		Kubeconfig:  kc,
-		t:           t,
-		resources:   resources,
-		waitTimeout: o.waitTimeout,
-		backend:     backend,
+		Client:       c,
+		URL:          rc.Host,
+		REST:         rc,
+		Kubeconfig:   kc,
+		FeatureGates: gates,
+		t:            t,
+		resources:    resources,
+		waitTimeout:  o.waitTimeout,
+		backend:      backend,
 	}
 	// From here on Stop tears everything down, so register it before
 	// anything that can fail.

@@ -15,8 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/kplane/kplane/pkg/client"
+	"github.com/kplane/kplane/pkg/featuregate"
+	"github.com/kplane/kplane/pkg/featuregate/featuregatetest"
 )
 
 func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
@@ -361,5 +364,41 @@ func TestWithLogger(t *testing.T) {
 	defer logs.mu.Unlock()
 	if !strings.Contains(strings.Join(logs.msgs, "\n"), "TLS handshake error") {
 		t.Errorf("logger got %q, want a TLS handshake error", logs.msgs)
+	}
+}
+
+func TestFeatureGates(t *testing.T) {
+	specs := map[featuregate.Feature]featuregate.VersionedSpecs{
+		"Mirror": {{Default: false, PreRelease: featuregate.Alpha, Version: version.MajorMinor(1, 0)}},
+	}
+	// The controller copies src to dst only when its feature is on.
+	var created atomic.Int32
+	mirror := func(ctx context.Context, env *Env) error {
+		if !env.FeatureGates.Enabled("Mirror") {
+			return nil
+		}
+		src, err := Wait(ctx, env.Client, client.ConfigMaps, "default/src", func(*corev1.ConfigMap) bool { return true })
+		if err != nil {
+			return err
+		}
+		_, err = client.NewResource(env.Client, client.ConfigMaps).Create(ctx, configMap("default", "dst", src.Data), metav1.CreateOptions{})
+		if err == nil {
+			created.Add(1)
+		}
+		return err
+	}
+	src := configMap("default", "src", map[string]string{"k": "v"})
+
+	env := Start(t, WithObjects(src), WithController("mirror", mirror),
+		WithFeatureGates(featuregatetest.New(t, featuregate.Config{}, specs, map[featuregate.Feature]bool{"Mirror": true})))
+	WaitFor(t, env, client.ConfigMaps, "default/dst", func(cm *corev1.ConfigMap) bool { return cm.Data["k"] == "v" })
+
+	off := Start(t, WithObjects(src), WithController("mirror", mirror))
+	if off.FeatureGates == nil || off.FeatureGates.Enabled("Mirror") {
+		t.Fatalf("default gates %v: want non-nil gates with Mirror off", off.FeatureGates)
+	}
+	off.Stop() // waits for the controller to return
+	if n := created.Load(); n != 1 {
+		t.Errorf("the mirror created %d objects, want 1 (gate on) + 0 (gate off)", n)
 	}
 }

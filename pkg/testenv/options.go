@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kplane/kplane/pkg/featuregate"
 )
 
 // Option configures Start.
@@ -19,6 +21,7 @@ type options struct {
 	controllers []namedController
 	logger      *slog.Logger
 	waitTimeout time.Duration
+	gates       featuregate.Gates
 }
 
 // Controller is work that runs inside an environment for its whole life,
@@ -76,4 +79,13 @@ func WithLogger(l *slog.Logger) Option {
 // less when the test's deadline is nearer.
 func WithWaitTimeout(d time.Duration) Option {
 	return func(o *options) { o.waitTimeout = d }
+}
+
+// WithFeatureGates sets Env.FeatureGates, the feature gates the
+// environment's components run with; controllers pass them on to what
+// they start (build them with featuregatetest.New). The API server takes
+// no gates yet, so they do not change how it serves. Default: gates that
+// know no feature, so every feature is off.
+func WithFeatureGates(g featuregate.Gates) Option {
+	return func(o *options) { o.gates = g }
 }
