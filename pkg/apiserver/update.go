@@ -2,12 +2,14 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -144,8 +146,14 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 	key := res.key(q.namespace, q.name)
 	allowCreate := res.info.AllowCreateOnUpdate && q.subresource == ""
 	created := false
+	// deleteObj is the object an update would have stored when that update
+	// removes the last finalizer of an object being deleted: as in
+	// kube-apiserver, the update is not written and the object is deleted
+	// instead, so watchers see one DELETED event and no MODIFIED before it.
+	var deleteObj runtime.Object
 	tryUpdate := func(current runtime.Object) (runtime.Object, error) {
 		created = false
+		deleteObj = nil
 		obj, err := compute(current)
 		if err != nil {
 			return nil, err
@@ -160,7 +168,15 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 			obj, _, err := s.prepareCreate(ctx, res, q.namespace, obj)
 			return obj, err
 		}
-		return s.prepareUpdate(res, q.subresource, obj, current)
+		out, err := s.prepareUpdate(res, q.subresource, obj, current)
+		if err != nil {
+			return nil, err
+		}
+		if completesDeletion(accessor(out)) {
+			deleteObj = out
+			return nil, errEmptiedFinalizers
+		}
+		return out, nil
 	}
 	if dryRun {
 		current := res.strategy.New()
@@ -168,25 +184,40 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 			return nil, false, err
 		}
 		out, err := tryUpdate(current)
+		if errors.Is(err, errEmptiedFinalizers) {
+			return deleteObj, false, nil
+		}
 		return out, created, err
 	}
 	out := res.strategy.New()
-	if err := res.store.GuaranteedUpdate(ctx, key, out, allowCreate, nil, tryUpdate); err != nil {
+	err := res.store.GuaranteedUpdate(ctx, key, out, allowCreate, nil, tryUpdate)
+	if errors.Is(err, errEmptiedFinalizers) {
+		// Removing the last finalizer of an object being deleted completes
+		// the delete. Several clients may race to do it: NotFound is fine.
+		uid := accessor(deleteObj).GetUID()
+		deleted := res.strategy.New()
+		if err := res.store.Delete(ctx, key, deleted, &storage.Preconditions{UID: &uid}, nil); err != nil && !storage.IsNotFound(err) {
+			return nil, false, err
+		}
+		res.setKind(deleteObj)
+		return deleteObj, false, nil
+	}
+	if err != nil {
 		return nil, false, err
 	}
 	res.setKind(out)
-	// Removing the last finalizer of an object being deleted completes the delete.
-	m := accessor(out)
-	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 &&
-		(m.GetDeletionGracePeriodSeconds() == nil || *m.GetDeletionGracePeriodSeconds() == 0) {
-		rv, uid := m.GetResourceVersion(), m.GetUID()
-		deleted := res.strategy.New()
-		err := res.store.Delete(ctx, key, deleted, &storage.Preconditions{ResourceVersion: &rv, UID: &uid}, nil)
-		if err != nil && !storage.IsNotFound(err) && !storage.IsConflict(err) {
-			return nil, false, err
-		}
-	}
 	return out, created, nil
+}
+
+// errEmptiedFinalizers aborts an update that completes a deletion.
+var errEmptiedFinalizers = errors.New("emptied finalizers")
+
+// completesDeletion reports whether an object in this state is to be
+// removed: it is being deleted, no finalizer holds it and no grace period
+// is running.
+func completesDeletion(m metav1.Object) bool {
+	return m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 &&
+		(m.GetDeletionGracePeriodSeconds() == nil || *m.GetDeletionGracePeriodSeconds() == 0)
 }
 
 // prepareUpdate turns the client's new state into the object to store.
