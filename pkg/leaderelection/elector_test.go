@@ -3,7 +3,6 @@ package leaderelection
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -16,28 +15,19 @@ import (
 // recorder collects what an elector's callbacks saw, with the (bubble)
 // time of each event.
 type recorder struct {
-	mu         sync.Mutex
-	events     []string
-	leaders    []string
-	leadCtx    context.Context
-	startedAt  time.Time
-	cancelled  time.Time
-	stopped    bool
-	startedCnt int
-}
-
-func (r *recorder) add(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, fmt.Sprintf(format, args...))
+	mu        sync.Mutex
+	events    []string
+	leaders   []string
+	startedAt time.Time
+	cancelled time.Time
+	stopped   bool
 }
 
 func (r *recorder) callbacks(id string) Callbacks {
 	return Callbacks{
 		OnStartedLeading: func(ctx context.Context) {
 			r.mu.Lock()
-			r.leadCtx, r.startedAt = ctx, time.Now()
-			r.startedCnt++
+			r.startedAt = time.Now()
 			r.events = append(r.events, "started "+id)
 			r.mu.Unlock()
 			<-ctx.Done()

@@ -70,8 +70,7 @@ func TestLeaseLock(t *testing.T) {
 
 	// Someone labels the Lease; updates keep the label.
 	lease.Labels = map[string]string{"team": "x"}
-	lease, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
-	if err != nil {
+	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, v, err = b.Get(ctx); err != nil {
