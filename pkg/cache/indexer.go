@@ -127,16 +127,18 @@ type snapshot[T Object] struct {
 // Indexer is a thread-safe store of objects keyed by ObjectKey, with named
 // indexes. It is safe for concurrent use.
 //
-// Writes (Add, Update, Delete, Replace, AddIndexers) are serialised by a
-// mutex; each publishes a new immutable snapshot built from persistent
+// Writes (Add, Update, Delete, Replace, AddIndexers, Batch) are serialised
+// by a mutex; each publishes a new immutable snapshot built from persistent
 // (copy-on-write) B-trees, so the cost of a write is O(log n) whatever the
-// size of the store. Reads take no lock at all: they load the current
-// snapshot atomically and walk it, so readers never block the writer nor
-// each other, and every read sees one consistent state.
+// size of the store, and a Batch of writes publishes once. Reads take no
+// lock at all: they load the current snapshot atomically and walk it, so
+// readers never block the writer nor each other, and every read sees one
+// consistent state. Objects are kept in (namespace, name) order.
 //
 // Objects are shared: the Indexer stores and returns the very pointers it was
-// given. Callers must not mutate an object after passing it to the Indexer,
-// nor any object it returns; DeepCopy first.
+// given, and orders them by their own namespace and name. Callers must not
+// mutate an object after passing it to the Indexer, nor any object it
+// returns; DeepCopy first.
 type Indexer[T Object] struct {
 	// mu serialises writers. Readers never take it.
 	mu sync.Mutex
