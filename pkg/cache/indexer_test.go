@@ -333,3 +333,27 @@ func TestIndexerMalformedKeysFindNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestIndexerBatchIsPublishedAtOnce(t *testing.T) {
+	x := newIndexer(t)
+	_ = x.Add(pod("ns", "a", "1"))
+	x.Batch(func(w *cache.IndexerWriter[*corev1.Pod]) {
+		if err := w.Put(pod("ns", "b", "1")); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := w.GetByKey("ns/b"); !ok {
+			t.Error("the batch does not see its own write")
+		}
+		w.DeleteKey("ns/a")
+		// Readers still see the state before the batch.
+		if d := cmp.Diff([]string{"ns/a"}, x.ListKeys()); d != "" {
+			t.Errorf("readers see a batch in progress: %s", d)
+		}
+		if err := w.Put(pod("ns", "", "1")); err == nil {
+			t.Error("Put without a name: no error")
+		}
+	})
+	if d := cmp.Diff([]string{"ns/b"}, x.ListKeys()); d != "" {
+		t.Errorf("after the batch: %s", d)
+	}
+}
