@@ -12,10 +12,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/utils/clock"
 )
 
 // Config holds the settings of a Client. The zero value of every field but
@@ -58,11 +61,28 @@ type Config struct {
 	// from the TLS fields above, which must then be empty (the HTTPClient's
 	// own transport decides TLS). BearerToken and UserAgent still apply.
 	HTTPClient *http.Client
-	// Timeout, when above zero, bounds each non-watch request from sending
-	// to reading the whole response. Watches are bounded only by their
-	// context and timeoutSeconds, as they are meant to stay open.
+	// Timeout, when above zero, bounds each non-watch call from sending to
+	// reading the whole response, retries included. Watches are bounded only
+	// by their context and timeoutSeconds, as they are meant to stay open.
 	Timeout time.Duration
+
+	// MaxRetries is how many times a request the server answers with 429
+	// or 500-504 and a Retry-After header is sent again, after waiting as
+	// told, as client-go does. Zero means the default, 10; negative
+	// disables retries. Watches are not retried.
+	MaxRetries int
+	// Clock times the waits between retries. Default the real clock.
+	Clock clock.Clock
+
+	// WarningHandler, when set, receives the text of every warning (HTTP
+	// "Warning: 299" header) the server sends, such as the unknown fields
+	// of a request with fieldValidation=Warn. It may be called from several
+	// goroutines at once and must not block for long.
+	WarningHandler func(text string)
 }
+
+// DefaultMaxRetries is the number of retries of Config.MaxRetries zero.
+const DefaultMaxRetries = 10
 
 // Client talks to one API server. It is safe for concurrent use; it starts
 // no goroutines of its own, so it needs no closing.
@@ -73,6 +93,9 @@ type Client struct {
 	userAgent string
 	timeout   time.Duration
 	limiter   *rate.Limiter // nil: unlimited
+	retries   int           // retries after Retry-After answers; 0 disables
+	clock     clock.Clock
+	onWarning func(string) // nil: warnings are dropped
 }
 
 // New validates cfg and returns a Client for it.
@@ -111,6 +134,18 @@ func New(cfg Config) (*Client, error) {
 		token:     cfg.BearerToken,
 		userAgent: cfg.UserAgent,
 		timeout:   cfg.Timeout,
+		retries:   cfg.MaxRetries,
+		clock:     cfg.Clock,
+		onWarning: cfg.WarningHandler,
+	}
+	switch {
+	case c.retries == 0:
+		c.retries = DefaultMaxRetries
+	case c.retries < 0:
+		c.retries = 0
+	}
+	if c.clock == nil {
+		c.clock = clock.RealClock{}
 	}
 	if c.userAgent == "" {
 		c.userAgent = "kplane-client"
@@ -213,29 +248,72 @@ type errorContext struct {
 }
 
 func (c *Client) do(ctx context.Context, req Request, ec errorContext) (*Response, error) {
-	if c.limiter != nil {
-		if err := c.limiter.Wait(ctx); err != nil {
-			return nil, fmt.Errorf("client: rate limiter: %w", err)
-		}
-	}
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	resp, err := c.send(ctx, req)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		if c.limiter != nil {
+			if err := c.limiter.Wait(ctx); err != nil {
+				return nil, fmt.Errorf("client: rate limiter: %w", err)
+			}
+		}
+		resp, err := c.send(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("client: %s %s: read response: %w", req.method(), req.Path, err)
+		}
+		c.handleWarnings(resp.Header)
+		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+			return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body}, nil
+		}
+		wait, retry := retryAfter(resp)
+		if !retry || attempt >= c.retries {
+			return nil, decodeError(resp, body, req.method(), ec)
+		}
+		select {
+		case <-c.clock.After(wait):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("client: %s %s: waiting to retry: %w", req.method(), req.Path, ctx.Err())
+		}
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("client: %s %s: read response: %w", req.method(), req.Path, err)
+}
+
+// retryAfter reports whether resp asks to retry the request, and after how
+// long: 429 or 500-504 with a Retry-After header in seconds, as client-go
+// retries.
+func retryAfter(resp *http.Response) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusTooManyRequests &&
+		(resp.StatusCode < http.StatusInternalServerError || resp.StatusCode > http.StatusGatewayTimeout) {
+		return 0, false
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, decodeError(resp, body, req.method(), ec)
+	h := resp.Header.Get("Retry-After")
+	if h == "" {
+		return 0, false
 	}
-	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: body}, nil
+	secs, err := strconv.Atoi(h)
+	if err != nil || secs < 0 {
+		return 0, false
+	}
+	return time.Duration(secs) * time.Second, true
+}
+
+// handleWarnings passes the server's 299 warnings to the WarningHandler.
+func (c *Client) handleWarnings(h http.Header) {
+	if c.onWarning == nil || len(h["Warning"]) == 0 {
+		return
+	}
+	warnings, _ := utilnet.ParseWarningHeaders(h["Warning"])
+	for _, w := range warnings {
+		if w.Code == 299 && w.Text != "" {
+			c.onWarning(w.Text)
+		}
+	}
 }
 
 // send issues req and returns the response with its body unread.

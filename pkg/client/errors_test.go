@@ -147,7 +147,8 @@ func TestErrors(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) { tt.reply(w) })
+			_, c := newServer(t, func(w http.ResponseWriter, r *http.Request) { tt.reply(w) },
+				func(c *Config) { c.MaxRetries = -1 })
 			_, err := NewResource(c, Pods).Namespace("ns1").Get(context.Background(), "p1", metav1.GetOptions{})
 			var se *apierrors.StatusError
 			if !errors.As(err, &se) {

@@ -51,12 +51,16 @@ func (rec *recorder) last(t testing.TB) recorded {
 
 // newServer starts an httptest server that answers with reply and a Client
 // for it.
-func newServer(t testing.TB, reply func(w http.ResponseWriter, r *http.Request)) (*recorder, *Client) {
+func newServer(t testing.TB, reply func(w http.ResponseWriter, r *http.Request), mutate ...func(*Config)) (*recorder, *Client) {
 	t.Helper()
 	rec := &recorder{reply: reply}
 	ts := httptest.NewServer(rec)
 	t.Cleanup(ts.Close)
-	c, err := New(Config{Host: ts.URL, BearerToken: "secret", UserAgent: "kplane-test/1.0"})
+	cfg := Config{Host: ts.URL, BearerToken: "secret", UserAgent: "kplane-test/1.0"}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,7 @@ func startWatch[T cache.Object](ctx context.Context, c *Client, req Request, ec 
 		cancel()
 		return nil, err
 	}
+	c.handleWarnings(resp.Header)
 	if resp.StatusCode != http.StatusOK {
 		defer cancel()
 		defer resp.Body.Close()
