@@ -2,7 +2,7 @@
 // kplane's own and any real cluster's.
 //
 // A Client (New) holds the connection settings: server address, TLS, bearer
-// token, user agent, and an optional client-side rate limit. LoadKubeconfig
+// token, user agent, an optional client-side rate limit and retries. LoadKubeconfig
 // builds those settings from kubeconfig files the way kubectl reads them.
 //
 // ResourceClient is a generic, typed client for one resource, built from a
@@ -23,4 +23,8 @@
 //     returns only after the goroutine reading the stream has exited.
 //   - The rate limit (Config.QPS) applies to every request except watches,
 //     which are long-lived; it is off by default.
+//   - Like client-go, a request answered with 429 or 500-504 and a
+//     Retry-After header is sent again after that wait, up to
+//     Config.MaxRetries times (10 by default); other failures are returned
+//     at once. Server warnings go to Config.WarningHandler when one is set.
 package client
