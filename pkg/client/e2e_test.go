@@ -3,8 +3,10 @@ package client_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -501,5 +503,98 @@ func TestE2ELeases(t *testing.T) {
 	got, err := leases.Get(ctx, "lock", metav1.GetOptions{})
 	if err != nil || *got.Spec.HolderIdentity != "b" || got.Spec.RenewTime == nil {
 		t.Errorf("lease = %+v, %v", got.Spec, err)
+	}
+}
+
+// TestE2EWatchReplaysToList is a randomized invariant test: concurrent
+// writers create, update and delete pods while one watch runs; replaying
+// the watch's events must give exactly the state a list returns at the
+// last event's resourceVersion, with resourceVersions strictly increasing.
+func TestE2EWatchReplaysToList(t *testing.T) {
+	ctx := context.Background()
+	c := startServer(t, memory.Config{})
+	pods := client.NewResource(c, client.Pods).Namespace("default")
+	start, err := pods.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	const writers, ops = 4, 30
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for wi := range writers {
+		rng := rand.New(rand.NewPCG(uint64(seed), uint64(wi)))
+		wg.Go(func() {
+			for i := range ops {
+				name := fmt.Sprintf("w%d-%d", wi, rng.IntN(5))
+				var err error
+				switch rng.IntN(3) {
+				case 0:
+					_, err = pods.Create(ctx, newPod(name, nil), metav1.CreateOptions{})
+				case 1:
+					_, err = pods.Patch(ctx, name, types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"labels":{"i":"%d"}}}`, i)), metav1.PatchOptions{})
+				case 2:
+					err = pods.Delete(ctx, name, metav1.DeleteOptions{})
+				}
+				if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsAlreadyExists(err) {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// A marker write ends the replay: every earlier change precedes it.
+	marker, err := pods.Create(ctx, newPod("marker", nil), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	state := map[string]string{} // name -> resourceVersion
+	last := 0
+	for {
+		ev := next(t, w)
+		if ev.Type == watch.Bookmark {
+			continue
+		}
+		if ev.Type == watch.Error {
+			t.Fatalf("watch error: %+v", ev.Status)
+		}
+		rv, err := strconv.Atoi(ev.Object.ResourceVersion)
+		if err != nil || rv <= last {
+			t.Fatalf("resourceVersion %q after %d", ev.Object.ResourceVersion, last)
+		}
+		last = rv
+		switch ev.Type {
+		case watch.Added, watch.Modified:
+			state[ev.Object.Name] = ev.Object.ResourceVersion
+		case watch.Deleted:
+			delete(state, ev.Object.Name)
+		}
+		if ev.Object.Name == "marker" && ev.Object.ResourceVersion == marker.ResourceVersion {
+			break
+		}
+	}
+	list, err := pods.List(ctx, metav1.ListOptions{ResourceVersion: marker.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, p := range list.Items {
+		want[p.Name] = p.ResourceVersion
+	}
+	if diff := cmp.Diff(want, state); diff != "" {
+		t.Errorf("replayed watch differs from the list (-list +watch):\n%s", diff)
 	}
 }
