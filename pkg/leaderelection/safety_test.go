@@ -38,7 +38,7 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // inProcessClient starts a kplane API server on a memory store, in the
 // caller's synctest bubble, and returns a client for it. The store is
 // closed when t ends.
-func inProcessClient(t *testing.T) *client.Client {
+func inProcessClient(t testing.TB) *client.Client {
 	t.Helper()
 	backend, err := memory.New(memory.Config{})
 	if err != nil {
