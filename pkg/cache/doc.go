@@ -9,13 +9,11 @@
 //     the writer or each other (every write publishes an immutable
 //     copy-on-write snapshot, O(log n) per write); every read sees one
 //     consistent state; Replace is atomic; a write that fails (no name, a
-//     failing index function) changes nothing. Reads of many objects (List,
-//     ByIndex, Range, ListKeys) first yield the processor, up to five
-//     times while the informer has changes queued, and walks yield again
-//     every 256 objects (every 8 while changes are queued), so goroutines
-//     listing in a loop cannot starve event processing on a machine with
-//     few cores. The first List of a state builds an ordered slice that
-//     later Lists and namespace lookups of the same state only copy.
+//     failing index function) changes nothing. Walks of many objects (List,
+//     ByIndex, Range, ListKeys) yield the processor every 256 objects, and
+//     while the informer has changes queued up to four times before they
+//     start and every 8 objects, so goroutines listing in a loop cannot
+//     starve event processing on a machine with few cores.
 //     The informer publishes one snapshot per batch of keys (up to 256) and
 //     notifies handlers only once the batch is visible.
 //   - Shared objects: what the cache, listers and handlers hand out is shared

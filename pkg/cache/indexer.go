@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,43 +122,21 @@ type snapshot[T Object] struct {
 	items    *btree.BTreeG[entry[T]]
 	indices  map[string]*btree.BTreeG[indexEntry[T]]
 	indexers Indexers[T]
-	// all is every object in order, built by the first List of this
-	// snapshot and shared by the next ones (and namespace lookups), which
-	// then only copy it: listing the same state again is a memmove.
-	all atomic.Pointer[[]T]
-}
-
-// objects returns every object of the snapshot in order; the slice is
-// shared and must not be modified.
-func (x *Indexer[T]) objects(s *snapshot[T]) []T {
-	if all := s.all.Load(); all != nil {
-		return *all
-	}
-	all := make([]T, 0, s.items.Len())
-	s.items.Ascend(func(e entry[T]) bool {
-		all = append(all, e.obj)
-		x.yieldEvery(len(all))
-		return true
-	})
-	s.all.CompareAndSwap(nil, &all)
-	return *s.all.Load()
 }
 
 // Indexer is a thread-safe store of objects keyed by ObjectKey, with named
 // indexes. It is safe for concurrent use.
 //
-// Writes (Add, Update, Delete, Replace, AddIndexers, Batch) are serialised
-// by a mutex; each publishes a new immutable snapshot built from persistent
+// Writes (Add, Update, Delete, Replace, AddIndexers) are serialised by a
+// mutex; each publishes a new immutable snapshot built from persistent
 // (copy-on-write) B-trees, so the cost of a write is O(log n) whatever the
-// size of the store, and a Batch of writes publishes once. Reads take no
-// lock at all: they load the current snapshot atomically and walk it, so
-// readers never block the writer nor each other, and every read sees one
-// consistent state. Objects are kept in (namespace, name) order.
+// size of the store. Reads take no lock at all: they load the current
+// snapshot atomically and walk it, so readers never block the writer nor
+// each other, and every read sees one consistent state.
 //
 // Objects are shared: the Indexer stores and returns the very pointers it was
-// given, and orders them by their own namespace and name. Callers must not
-// mutate an object after passing it to the Indexer, nor any object it
-// returns; DeepCopy first.
+// given. Callers must not mutate an object after passing it to the Indexer,
+// nor any object it returns; DeepCopy first.
 type Indexer[T Object] struct {
 	// mu serialises writers. Readers never take it.
 	mu sync.Mutex
@@ -501,41 +478,43 @@ func (x *Indexer[T]) Get(obj T) (T, bool, error) {
 func (x *Indexer[T]) Len() int { return x.load().items.Len() }
 
 // List returns every stored object, ordered by namespace then name, in a
-// new slice. It takes no lock (see yieldToWriter for how reads share the
-// processor); the objects are shared and must not be mutated. The first
-// List of a state walks the tree; the next ones copy what it built.
+// new slice. It takes no lock (see yieldEvery for how scans share the
+// processor); the objects are shared and must not be mutated.
 func (x *Indexer[T]) List() []T {
-	x.yieldToWriter()
-	return slices.Clone(x.objects(x.load()))
+	s := x.load()
+	out := make([]T, 0, s.items.Len())
+	s.items.Ascend(func(e entry[T]) bool {
+		out = append(out, e.obj)
+		x.yieldEvery(len(out))
+		return true
+	})
+	return out
 }
 
-// yieldToWriter starts every read that copies or walks many objects: it
-// yields the processor once, and up to four more times while the informer
-// has changes queued. Reads take no lock, so nothing else would stop a
-// crowd of goroutines listing in a loop from keeping every processor busy
-// for whole scheduler time slices (10ms) while the informer's goroutines,
-// which hand events to one another, wait for a turn: with few cores that
-// starves event processing. A yield costs a few hundred nanoseconds and lets
-// the writer progress between readers' steps, much as a write-preferring
-// lock would, except that the writer never waits for readers.
-func (x *Indexer[T]) yieldToWriter() {
-	runtime.Gosched()
-	for i := 0; i < 4 && x.backlog != nil && x.backlog(); i++ {
-		runtime.Gosched()
-	}
-}
-
-// yieldEvery yields inside long walks: every 256th object, every 8th while
-// the informer has changes queued.
+// yieldEvery yields the processor before the first and every 256th object
+// of a scan, and every 8th while writes are waiting; a scan that starts
+// while writes are waiting first yields up to four times for them. Scans
+// take no lock, so nothing else would stop a crowd of goroutines listing in
+// a loop from keeping every processor busy for whole scheduler time slices
+// (10ms) while the informer's goroutines, which hand events to one another,
+// wait for a turn: with few cores that starves event processing. A yield costs a few
+// hundred nanoseconds and lets the writer progress between readers' steps:
+// readers give way while writes are pending, as under a write-preferring
+// lock, except that the writer never waits for a reader.
 func (x *Indexer[T]) yieldEvery(n int) {
-	if n%256 == 0 || (n%8 == 0 && x.backlog != nil && x.backlog()) {
+	if n == 1 && x.backlog != nil {
+		for i := 0; i < 4 && x.backlog(); i++ {
+			runtime.Gosched()
+		}
+		return
+	}
+	if n%256 == 1 || (n%8 == 1 && x.backlog != nil && x.backlog()) {
 		runtime.Gosched()
 	}
 }
 
 // ListKeys returns every key, ordered by namespace then name, in a new slice.
 func (x *Indexer[T]) ListKeys() []string {
-	x.yieldToWriter()
 	s := x.load()
 	out := make([]string, 0, s.items.Len())
 	s.items.Ascend(func(e entry[T]) bool {
@@ -550,7 +529,6 @@ func (x *Indexer[T]) ListKeys() []string {
 // until f returns false. It walks one snapshot without copying it, so it is the cheapest way to
 // read everything; f must not mutate the objects.
 func (x *Indexer[T]) Range(f func(key string, obj T) bool) {
-	x.yieldToWriter()
 	n := 0
 	x.load().items.Ascend(func(e entry[T]) bool {
 		n++
@@ -588,20 +566,8 @@ func (s *snapshot[T]) namespaceEntries(ns string, f func(entry[T]) bool) {
 // ByIndex returns the objects whose named index contains value, ordered by
 // namespace and name.
 func (x *Indexer[T]) ByIndex(name, value string) ([]T, error) {
-	x.yieldToWriter()
-	s := x.load()
-	if name == NamespaceIndex {
-		// A namespace is a contiguous run of the ordered objects.
-		all := x.objects(s)
-		lo := sort.Search(len(all), func(i int) bool { return all[i].GetNamespace() >= value })
-		hi := lo + sort.Search(len(all)-lo, func(i int) bool { return all[lo+i].GetNamespace() > value })
-		if lo == hi {
-			return nil, nil
-		}
-		return slices.Clone(all[lo:hi]), nil
-	}
 	var out []T
-	err := s.indexEntries(name, value, func(e entry[T]) bool {
+	err := x.load().indexEntries(name, value, func(e entry[T]) bool {
 		out = append(out, e.obj)
 		x.yieldEvery(len(out))
 		return true
