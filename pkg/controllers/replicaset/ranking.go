@@ -101,4 +101,3 @@ func maxRestarts(p *corev1.Pod) int32 {
 	}
 	return n
 }
-
