@@ -45,7 +45,7 @@ func (s *Server) parseDeleteOptions(w http.ResponseWriter, r *http.Request) (*me
 	if g := v.Get("gracePeriodSeconds"); g != "" {
 		n, err := strconv.ParseInt(g, 10, 64)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", g))
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
 		opts.GracePeriodSeconds = &n
 	}
@@ -53,11 +53,7 @@ func (s *Server) parseDeleteOptions(w http.ResponseWriter, r *http.Request) (*me
 		pp := metav1.DeletionPropagation(p)
 		opts.PropagationPolicy = &pp
 	}
-	if o := v.Get("orphanDependents"); o != "" {
-		b, err := strconv.ParseBool(o)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid orphanDependents %q", o))
-		}
+	if b, ok := queryBool(v, "orphanDependents"); ok {
 		opts.OrphanDependents = &b
 	}
 	if d, ok := v["dryRun"]; ok {

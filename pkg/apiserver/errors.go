@@ -60,6 +60,11 @@ func toStatusError(err error, gr schema.GroupResource, name string) *apierrors.S
 				msg += " (" + serr.Detail + ")"
 			}
 			return apierrors.NewResourceExpired(msg)
+		case storage.ErrCodeInvalidRequest:
+			// A malformed request: kube-apiserver's storage answers these
+			// (a bad resourceVersion, a continue token next to a
+			// resourceVersion) with 400 BadRequest.
+			return apierrors.NewBadRequest(serr.Detail)
 		case storage.ErrCodeInvalidContinue:
 			return apierrors.NewBadRequest("invalid continue token: " + serr.Detail)
 		case storage.ErrCodeTooLargeResourceVersion:

@@ -102,6 +102,10 @@ func FuzzListQuery(f *testing.F) {
 		f.Add(q, "spec.nodeName!=n,status.phase=Running", "", "abc", "0")
 		f.Add("", "metadata.name==\\,", "-1", "", "NotOlderThan")
 	}
+	// Malformed values kube-apiserver answers with 400 or tolerates.
+	f.Add("a==b==c", "a==b==c", "abc", "garbage", "Bogus")
+	f.Add("a in (b", "x=y", "99999999999999999999", "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiJ4In0", "Exact")
+	f.Add("A!", "a", "-9223372036854775808", "\x00", "")
 	f.Fuzz(func(t *testing.T, label, field, limit, cont, rvMatch string) {
 		v := url.Values{}
 		v.Set("labelSelector", label)

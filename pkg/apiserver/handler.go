@@ -218,7 +218,8 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 	default:
 		return nil, notFound()
 	}
-	isWatch := watchPath || r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1"
+	watchParam, _ := queryBool(r.URL.Query(), "watch")
+	isWatch := watchPath || watchParam
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		switch {

@@ -3,7 +3,9 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,7 +37,8 @@ func parseListOptions(r *http.Request, q *request) (*listOptions, error) {
 	if s := v.Get("labelSelector"); s != "" {
 		sel, err := labels.Parse(s)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+			// kube-apiserver passes the parser's message on as it is.
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
 		label = sel
 	}
@@ -43,7 +46,7 @@ func parseListOptions(r *http.Request, q *request) (*listOptions, error) {
 	if s := v.Get("fieldSelector"); s != "" {
 		sel, err := fields.ParseSelector(s)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
 		for _, req := range sel.Requirements() {
 			if !q.res.fieldLabels[req.Field] {
@@ -62,43 +65,32 @@ func parseListOptions(r *http.Request, q *request) (*listOptions, error) {
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q: %v", s, err))
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		if n < 0 {
-			errs = append(errs, field.Invalid(field.NewPath("limit"), n, "must be greater than or equal to 0"))
-		}
-		pred.Limit = n
+		// kube-apiserver pages only for a positive limit: a negative one
+		// lists everything, as 0 does.
+		pred.Limit = max(n, 0)
 	}
 	pred.Continue = v.Get("continue")
 	rv := v.Get("resourceVersion")
 	match := metav1.ResourceVersionMatch(v.Get("resourceVersionMatch"))
 	isWatch := q.verb == "watch"
 	var sendInitial *bool
-	if s := v.Get("sendInitialEvents"); s != "" {
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid sendInitialEvents %q", s))
-		}
+	if b, ok := queryBool(v, "sendInitialEvents"); ok {
 		sendInitial = &b
 	}
-	if s := v.Get("allowWatchBookmarks"); s != "" {
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid allowWatchBookmarks %q", s))
-		}
-		out.allowWatchBookmarks = b
-	}
+	out.allowWatchBookmarks, _ = queryBool(v, "allowWatchBookmarks")
 	if s := v.Get("timeoutSeconds"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", s))
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
 		out.timeoutSeconds = &n
 	}
 
-	switch {
-	case pred.Continue != "" && rv != "" && rv != "0":
-		errs = append(errs, field.Forbidden(field.NewPath("resourceVersion"), "specifying resource version is not allowed when using continue"))
+	if pred.Continue != "" && rv != "" && rv != "0" {
+		// kube-apiserver's storage refuses this with 400, not as invalid options.
+		return nil, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 	}
 	if isWatch {
 		if sendInitial != nil {
@@ -131,10 +123,8 @@ func parseListOptions(r *http.Request, q *request) (*listOptions, error) {
 			errs = append(errs, field.NotSupported(field.NewPath("resourceVersionMatch"), match, []string{string(metav1.ResourceVersionMatchExact), string(metav1.ResourceVersionMatchNotOlderThan), ""}))
 		}
 	}
-	if rv != "" {
-		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: %v", rv, err))
-		}
+	if _, err := storage.ParseResourceVersion(rv); err != nil {
+		return nil, toStatusError(err, q.gr(), "")
 	}
 	if len(errs) > 0 {
 		return nil, invalid(errs)
@@ -148,4 +138,19 @@ func parseListOptions(r *http.Request, q *request) (*listOptions, error) {
 		SendInitialEvents:    sendInitial,
 	}
 	return out, nil
+}
+
+// queryBool reads a boolean query parameter as kube-apiserver does: absent
+// is (false, false); otherwise the first value is false when it is "0" or
+// "false" in any case, and true when it is anything else, even empty.
+func queryBool(v url.Values, name string) (value, ok bool) {
+	vals, ok := v[name]
+	if !ok || len(vals) == 0 {
+		return false, false
+	}
+	switch strings.ToLower(vals[0]) {
+	case "0", "false":
+		return false, true
+	}
+	return true, true
 }

@@ -23,7 +23,7 @@
 //     ErrCodeInvalidContinue error that says what is wrong with it.
 //   - Predicate.Matches and friends, and Preconditions.Check.
 //
-// Malformed requests (a bad key, resourceVersion or option combination)
-// fail with ErrCodeInvalidObj and a message naming the bad value; nothing
-// is written.
+// Malformed requests (a bad key, resourceVersion, limit or option
+// combination; see ValidateListOptions) fail with ErrCodeInvalidRequest and
+// a message naming the bad value; nothing is written.
 package storage

@@ -10,9 +10,12 @@ type ErrorCode int
 
 // The storage failures. The API server turns each into the matching
 // Kubernetes status: NotFound 404, KeyExists 409 AlreadyExists,
-// ResourceVersionConflicts 409 Conflict, InvalidObj 409/422,
+// ResourceVersionConflicts 409 Conflict, InvalidObj 409 Conflict (a UID
+// precondition that does not hold, an object the codec cannot handle),
 // Expired 410 Gone, InvalidContinue 400/410, TooLargeResourceVersion 504
-// (kube-apiserver's "Too large resource version" timeout).
+// (kube-apiserver's "Too large resource version" timeout), InvalidRequest
+// 400 BadRequest (a malformed request: a bad key, resourceVersion, limit or
+// option combination; retrying it unchanged cannot succeed).
 const (
 	ErrCodeKeyNotFound ErrorCode = iota + 1
 	ErrCodeKeyExists
@@ -21,6 +24,7 @@ const (
 	ErrCodeExpired
 	ErrCodeInvalidContinue
 	ErrCodeTooLargeResourceVersion
+	ErrCodeInvalidRequest
 )
 
 var codeNames = map[ErrorCode]string{
@@ -31,6 +35,7 @@ var codeNames = map[ErrorCode]string{
 	ErrCodeExpired:                  "resource version expired",
 	ErrCodeInvalidContinue:          "invalid continue token",
 	ErrCodeTooLargeResourceVersion:  "resource version too large",
+	ErrCodeInvalidRequest:           "invalid request",
 }
 
 // Error is the error type of every storage failure.
@@ -76,3 +81,6 @@ func IsConflict(err error) bool { return HasCode(err, ErrCodeResourceVersionConf
 
 // IsExpired reports whether err says the resource version was compacted away.
 func IsExpired(err error) bool { return HasCode(err, ErrCodeExpired) }
+
+// IsInvalidRequest reports whether err says the request itself is malformed.
+func IsInvalidRequest(err error) bool { return HasCode(err, ErrCodeInvalidRequest) }

@@ -32,6 +32,6 @@ func ExampleValidateKey() {
 	}
 	// Output:
 	// <nil>
-	// invalid object, key: "pods/default/nginx": invalid key: must start with "/", as in /pods/default/nginx
-	// invalid object, key: "/pods/../secrets/x": invalid key: ".." path segment
+	// invalid request, key: "pods/default/nginx": invalid key: must start with "/", as in /pods/default/nginx
+	// invalid request, key: "/pods/../secrets/x": invalid key: ".." path segment
 }

@@ -9,7 +9,7 @@ import (
 // ValidateKey checks that key names one object: a path such as
 // "/pods/default/nginx" that starts with "/", has no empty, "." or ".."
 // segment, no trailing "/", and no NUL byte, and is valid UTF-8. It fails
-// with ErrCodeInvalidObj saying what is wrong.
+// with ErrCodeInvalidRequest saying what is wrong.
 func ValidateKey(key string) error {
 	return validateKey(key, false)
 }
@@ -22,7 +22,7 @@ func ValidatePrefix(key string) error {
 
 func validateKey(key string, prefix bool) error {
 	bad := func(why string) error {
-		return NewError(ErrCodeInvalidObj, key, 0, "invalid key: "+why)
+		return NewError(ErrCodeInvalidRequest, key, 0, "invalid key: "+why)
 	}
 	switch {
 	case key == "":

@@ -15,14 +15,18 @@ func (p Predicate) Empty() bool {
 }
 
 // Validate checks that p can be evaluated: a field selector on anything but
-// metadata.name and metadata.namespace needs GetAttrs.
+// metadata.name and metadata.namespace needs GetAttrs, and Limit must not
+// be negative. It fails with ErrCodeInvalidRequest.
 func (p Predicate) Validate() error {
+	if p.Limit < 0 {
+		return NewError(ErrCodeInvalidRequest, "", 0, fmt.Sprintf("limit must not be negative, got %d", p.Limit))
+	}
 	if p.Field == nil || p.GetAttrs != nil {
 		return nil
 	}
 	for _, r := range p.Field.Requirements() {
 		if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
-			return NewError(ErrCodeInvalidObj, "", 0,
+			return NewError(ErrCodeInvalidRequest, "", 0,
 				fmt.Sprintf("field selector on %q needs the resource's GetAttrs", r.Field))
 		}
 	}

@@ -42,8 +42,8 @@ func TestValidateKey(t *testing.T) {
 			if (err == nil) != tc.isKey {
 				t.Errorf("ValidateKey(%q) = %v, want valid %v", tc.key, err, tc.isKey)
 			}
-			if err != nil && !storage.HasCode(err, storage.ErrCodeInvalidObj) {
-				t.Errorf("ValidateKey error %v is not ErrCodeInvalidObj", err)
+			if err != nil && !storage.HasCode(err, storage.ErrCodeInvalidRequest) {
+				t.Errorf("ValidateKey error %v is not ErrCodeInvalidRequest", err)
 			}
 			if err := storage.ValidatePrefix(tc.key); (err == nil) != tc.prefix {
 				t.Errorf("ValidatePrefix(%q) = %v, want valid %v", tc.key, err, tc.prefix)
@@ -303,8 +303,8 @@ func FuzzValidateKey(f *testing.F) {
 			if strings.HasPrefix(key+"x", p) {
 				t.Fatalf("prefix %q of %q covers the sibling %q", p, key, key+"x")
 			}
-		} else if !storage.HasCode(err, storage.ErrCodeInvalidObj) {
-			t.Fatalf("error %v is not ErrCodeInvalidObj", err)
+		} else if !storage.HasCode(err, storage.ErrCodeInvalidRequest) {
+			t.Fatalf("error %v is not ErrCodeInvalidRequest", err)
 		}
 		if err := storage.ValidatePrefix(key); err == nil {
 			end := storage.PrefixEnd(storage.KeyPrefix(key, true))

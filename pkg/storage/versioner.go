@@ -6,19 +6,21 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // ParseResourceVersion reads a resourceVersion as a revision. "" is 0, which
 // callers read as "no particular revision"; anything but a base-10 unsigned
-// integer fails with ErrCodeInvalidObj naming the bad value.
+// integer fails with ErrCodeInvalidRequest naming the bad value.
 func ParseResourceVersion(rv string) (uint64, error) {
 	if rv == "" {
 		return 0, nil
 	}
 	n, err := strconv.ParseUint(rv, 10, 64)
 	if err != nil {
-		return 0, NewError(ErrCodeInvalidObj, "", 0,
-			fmt.Sprintf("invalid resource version %q: must be an unsigned decimal integer", rv))
+		// Worded as kube-apiserver words it.
+		return 0, NewError(ErrCodeInvalidRequest, "", 0,
+			"invalid resource version: "+field.Invalid(field.NewPath("resourceVersion"), rv, err.Error()).Error())
 	}
 	return n, nil
 }

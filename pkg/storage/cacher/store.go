@@ -155,15 +155,11 @@ func (s *store) Get(ctx context.Context, key string, opts storage.GetOptions, ou
 // exact revisions and continued lists read the backend's snapshot.
 func (s *store) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
 	pred := opts.Predicate
-	if err := pred.Validate(); err != nil {
+	// A malformed request fails here as the backend would fail it, rather
+	// than being served by the cache.
+	rv, err := storage.ValidateListOptions(key, opts)
+	if err != nil {
 		return err
-	}
-	var rv uint64
-	if opts.ResourceVersion != "" {
-		var err error
-		if rv, err = strconv.ParseUint(opts.ResourceVersion, 10, 64); err != nil {
-			return s.inner.GetList(ctx, key, opts, listObj)
-		}
 	}
 	switch {
 	case pred.Continue != "",
@@ -176,7 +172,6 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if !ok {
 		return s.inner.GetList(ctx, key, opts, listObj)
 	}
-	var err error
 	if opts.ResourceVersion == "" {
 		err = c.waitConsistent(ctx)
 	} else {

@@ -53,12 +53,12 @@ type watcher struct {
 // older than the window, or the cache not caught up in time) goes to the
 // backend, which replays its history or answers Expired.
 func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions) (storage.Watcher, error) {
-	var rv uint64
-	if opts.ResourceVersion != "" {
-		var err error
-		if rv, err = strconv.ParseUint(opts.ResourceVersion, 10, 64); err != nil {
-			return s.inner.Watch(ctx, key, opts)
+	rv, err := storage.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		if se, ok := err.(*storage.Error); ok {
+			se.Key = key
 		}
+		return nil, err
 	}
 	if err := opts.Predicate.Validate(); err != nil {
 		return nil, err
@@ -67,7 +67,6 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if !ok {
 		return s.inner.Watch(ctx, key, opts)
 	}
-	var err error
 	if opts.ResourceVersion == "" {
 		err = c.waitConsistent(ctx)
 	} else {

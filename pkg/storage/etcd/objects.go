@@ -7,7 +7,7 @@ import (
 )
 
 // parseRV reads a resourceVersion; "" and "0" are 0. A malformed one fails
-// with storage.ErrCodeInvalidObj naming key.
+// with storage.ErrCodeInvalidRequest naming key.
 func parseRV(key, s string) (uint64, error) {
 	rv, err := storage.ParseResourceVersion(s)
 	if err != nil {

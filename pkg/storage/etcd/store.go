@@ -140,7 +140,7 @@ func (s *store) Create(ctx context.Context, key string, obj, out runtime.Object)
 		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, err.Error())
 	}
 	if m.GetResourceVersion() != "" {
-		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, "resourceVersion should not be set on objects to be created")
+		return storage.NewError(storage.ErrCodeInvalidRequest, key, 0, "resourceVersion should not be set on objects to be created")
 	}
 	data, err := s.encode(key, obj)
 	if err != nil {
@@ -300,14 +300,11 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if err != nil {
 		return err
 	}
-	if err := opts.Predicate.Validate(); err != nil {
-		return err
-	}
 	listMeta, err := meta.ListAccessor(listObj)
 	if err != nil {
 		return err
 	}
-	rv, err := parseRV(key, opts.ResourceVersion)
+	rv, err := storage.ValidateListOptions(key, opts)
 	if err != nil {
 		return err
 	}
@@ -333,9 +330,6 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	default:
 		switch opts.ResourceVersionMatch {
 		case metav1.ResourceVersionMatchExact:
-			if rv == 0 {
-				return storage.NewError(storage.ErrCodeInvalidObj, key, 0, "resourceVersionMatch=Exact needs a resourceVersion other than 0")
-			}
 			withRev = int64(rv)
 		case metav1.ResourceVersionMatchNotOlderThan:
 		case "":
@@ -344,8 +338,6 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 			if pred.Limit > 0 && rv > 0 {
 				withRev = int64(rv)
 			}
-		default:
-			return storage.NewError(storage.ErrCodeInvalidObj, key, 0, fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch))
 		}
 	}
 	if !opts.Recursive {

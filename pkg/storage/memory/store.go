@@ -89,7 +89,7 @@ func (s *store) Create(ctx context.Context, key string, obj, out runtime.Object)
 		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, err.Error())
 	}
 	if m.GetResourceVersion() != "" {
-		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, "resourceVersion should not be set on objects to be created")
+		return storage.NewError(storage.ErrCodeInvalidRequest, key, 0, "resourceVersion should not be set on objects to be created")
 	}
 	// The caller's object is not ours to stamp with a revision.
 	obj = obj.DeepCopyObject()
@@ -257,13 +257,7 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 		return err
 	}
 	pred := opts.Predicate
-	if err := pred.Validate(); err != nil {
-		return err
-	}
-	if pred.Limit < 0 {
-		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, fmt.Sprintf("limit must not be negative, got %d", pred.Limit))
-	}
-	rv, err := parseRV(key, opts.ResourceVersion)
+	rv, err := storage.ValidateListOptions(key, opts)
 	if err != nil {
 		return err
 	}
@@ -287,22 +281,14 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	default:
 		switch opts.ResourceVersionMatch {
 		case metav1.ResourceVersionMatchExact:
-			if rv == 0 {
-				return storage.NewError(storage.ErrCodeInvalidObj, key, 0, "resourceVersionMatch=Exact needs a resourceVersion other than 0")
-			}
 			snapshot = rv
 		case metav1.ResourceVersionMatchNotOlderThan:
-			if opts.ResourceVersion == "" {
-				return storage.NewError(storage.ErrCodeInvalidObj, key, 0, "resourceVersionMatch=NotOlderThan needs a resourceVersion")
-			}
 		case "":
 			// A paged list at a resourceVersion reads that snapshot, as
 			// Kubernetes lists with limit always have.
 			if pred.Limit > 0 && rv > 0 {
 				snapshot = rv
 			}
-		default:
-			return storage.NewError(storage.ErrCodeInvalidObj, key, 0, fmt.Sprintf("unknown resourceVersionMatch %q", opts.ResourceVersionMatch))
 		}
 	}
 

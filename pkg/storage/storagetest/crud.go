@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,10 +85,9 @@ func testCreateRejectsRV(t *testing.T, b storage.Backend) {
 	s := configMaps(t, b)
 	cm := newCM("ns", "a", "1", nil)
 	cm.ResourceVersion = "5"
-	if err := s.Create(context.Background(), cmKey("ns", "a"), cm, &corev1.ConfigMap{}); err == nil {
-		t.Fatal("Create of an object with a resourceVersion succeeded")
-	}
-	err := s.Get(context.Background(), cmKey("ns", "a"), storage.GetOptions{}, &corev1.ConfigMap{})
+	err := s.Create(context.Background(), cmKey("ns", "a"), cm, &corev1.ConfigMap{})
+	wantCode(t, err, storage.ErrCodeInvalidRequest, "Create of an object with a resourceVersion")
+	err = s.Get(context.Background(), cmKey("ns", "a"), storage.GetOptions{}, &corev1.ConfigMap{})
 	wantCode(t, err, storage.ErrCodeKeyNotFound, "Get after a rejected create")
 }
 
@@ -131,8 +131,9 @@ func testGetResourceVersion(t *testing.T, b storage.Backend) {
 			diff(t, "Get", c, got)
 		})
 	}
-	if err := s.Get(context.Background(), cmKey("ns", "a"), storage.GetOptions{ResourceVersion: "abc"}, &corev1.ConfigMap{}); err == nil {
-		t.Error("Get with resourceVersion \"abc\" succeeded")
+	for _, bad := range []string{"abc", "-1", "1.5", " 1", "18446744073709551616"} {
+		err := s.Get(context.Background(), cmKey("ns", "a"), storage.GetOptions{ResourceVersion: bad}, &corev1.ConfigMap{})
+		wantCode(t, err, storage.ErrCodeInvalidRequest, fmt.Sprintf("Get with resourceVersion %q", bad))
 	}
 }
 
@@ -143,26 +144,21 @@ func testInvalidKeys(t *testing.T, b storage.Backend) {
 	rev := currentRev(t, b)
 	for _, key := range []string{"", "configmaps/ns/a", "/configmaps/../secrets/x", "/configmaps/ns/..", "/configmaps//a", "/configmaps/./a", "/configmaps/ns/a/", "/configmaps/ns/a\x00"} {
 		t.Run(strings.ReplaceAll(key, "/", "|"), func(t *testing.T) {
-			if err := s.Create(ctx, key, newCM("ns", "z", "1", nil), &corev1.ConfigMap{}); err == nil {
-				t.Error("Create succeeded")
+			invalid := func(err error, what string) {
+				t.Helper()
+				wantCode(t, err, storage.ErrCodeInvalidRequest, what)
 			}
-			if err := s.Get(ctx, key, storage.GetOptions{}, &corev1.ConfigMap{}); err == nil || storage.IsNotFound(err) {
-				t.Errorf("Get: %v, want an invalid key error", err)
-			}
-			if err := s.GuaranteedUpdate(ctx, key, &corev1.ConfigMap{}, true, nil, func(cur runtime.Object) (runtime.Object, error) { return cur, nil }); err == nil {
-				t.Error("GuaranteedUpdate succeeded")
-			}
-			if err := s.Delete(ctx, key, &corev1.ConfigMap{}, nil, nil); err == nil || storage.IsNotFound(err) {
-				t.Errorf("Delete: %v, want an invalid key error", err)
-			}
+			invalid(s.Create(ctx, key, newCM("ns", "z", "1", nil), &corev1.ConfigMap{}), "Create")
+			invalid(s.Get(ctx, key, storage.GetOptions{}, &corev1.ConfigMap{}), "Get")
+			invalid(s.GuaranteedUpdate(ctx, key, &corev1.ConfigMap{}, true, nil, func(cur runtime.Object) (runtime.Object, error) { return cur, nil }), "GuaranteedUpdate")
+			invalid(s.Delete(ctx, key, &corev1.ConfigMap{}, nil, nil), "Delete")
 			if key != "/configmaps/ns/a/" {
-				if err := s.GetList(ctx, key, storage.ListOptions{Recursive: true}, &corev1.ConfigMapList{}); err == nil {
-					t.Error("GetList succeeded")
-				}
-				if w, err := s.Watch(ctx, key, storage.ListOptions{Recursive: true}); err == nil {
+				invalid(s.GetList(ctx, key, storage.ListOptions{Recursive: true}, &corev1.ConfigMapList{}), "GetList")
+				w, err := s.Watch(ctx, key, storage.ListOptions{Recursive: true})
+				if err == nil {
 					w.Stop()
-					t.Error("Watch succeeded")
 				}
+				invalid(err, "Watch")
 			}
 		})
 	}

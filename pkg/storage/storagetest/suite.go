@@ -35,7 +35,7 @@ type test struct {
 // Run runs every conformance check as a subtest of t, each on a fresh
 // Backend from newBackend.
 func Run(t *testing.T, newBackend Factory) {
-	groups := [][]test{crudTests, listTests, watchTests, concurrencyTests}
+	groups := [][]test{crudTests, listTests, watchTests, malformedTests, concurrencyTests}
 	for _, g := range groups {
 		for _, tc := range g {
 			t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,74 @@
+package apiserver
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// hostileCase is one malformed or unusual request and kube-apiserver's
+// answer to it: the code, the reason and (when set) a message fragment.
+type hostileCase struct {
+	name    string
+	method  string
+	path    string
+	body    any
+	headers []string
+	code    int
+	reason  metav1.StatusReason
+	message string
+}
+
+func runHostile(t *testing.T, e *testEnv, cases []hostileCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(tc.method, tc.path, tc.body, tc.headers...)
+			r.expect(t, tc.code, tc.reason)
+			if tc.message != "" {
+				if st := r.status(t); !strings.Contains(st.Message, tc.message) {
+					t.Fatalf("message %q does not contain %q", st.Message, tc.message)
+				}
+			}
+		})
+	}
+}
+
+// TestHostileQueries covers malformed list, watch, get and delete
+// parameters: each is a 4xx worded as kube-apiserver words it (or the
+// answer kube-apiserver gives when it tolerates the value), never a 409
+// or a 5xx.
+func TestHostileQueries(t *testing.T) {
+	e := newTestEnv(t)
+	e.mustCreate(podPath("default", ""), testPod("a", nil), nil)
+	pods := podPath("default", "")
+	rvAbc := `invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`
+	runHostile(t, e, []hostileCase{
+		{name: "get resourceVersion abc", method: "GET", path: podPath("default", "a") + "?resourceVersion=abc", code: 400, reason: metav1.StatusReasonBadRequest, message: rvAbc},
+		{name: "get resourceVersion negative", method: "GET", path: podPath("default", "a") + "?resourceVersion=-1", code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid resource version"},
+		{name: "list resourceVersion abc", method: "GET", path: pods + "?resourceVersion=abc", code: 400, reason: metav1.StatusReasonBadRequest, message: rvAbc},
+		{name: "watch resourceVersion abc", method: "GET", path: pods + "?watch=true&resourceVersion=abc", code: 400, reason: metav1.StatusReasonBadRequest, message: rvAbc},
+		{name: "label selector", method: "GET", path: pods + "?labelSelector=" + url.QueryEscape("a==b==c"), code: 400, reason: metav1.StatusReasonBadRequest, message: "found '==', expected: ',' or 'end of string'"},
+		{name: "label selector open set", method: "GET", path: pods + "?labelSelector=" + url.QueryEscape("a in (b"), code: 400, reason: metav1.StatusReasonBadRequest, message: "unable to parse requirement: found '', expected: ',' or ')'"},
+		{name: "field selector", method: "GET", path: pods + "?fieldSelector=" + url.QueryEscape("a==b==c"), code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid field selector: unescaped character in value: 61"},
+		{name: "field selector without operator", method: "GET", path: pods + "?fieldSelector=a", code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid selector: 'a'; can't understand 'a'"},
+		{name: "field label", method: "GET", path: pods + "?fieldSelector=x%3Dy", code: 400, reason: metav1.StatusReasonBadRequest, message: "field label not supported: x"},
+		{name: "limit abc", method: "GET", path: pods + "?limit=abc", code: 400, reason: metav1.StatusReasonBadRequest, message: `strconv.ParseInt: parsing "abc": invalid syntax`},
+		{name: "limit overflows", method: "GET", path: pods + "?limit=99999999999999999999", code: 400, reason: metav1.StatusReasonBadRequest, message: "value out of range"},
+		{name: "negative limit lists everything", method: "GET", path: pods + "?limit=-1", code: 200},
+		{name: "continue with resourceVersion", method: "GET", path: pods + "?limit=1&continue=x&resourceVersion=5", code: 400, reason: metav1.StatusReasonBadRequest, message: "specifying resource version is not allowed when using continue"},
+		{name: "resourceVersionMatch without resourceVersion", method: "GET", path: pods + "?resourceVersionMatch=NotOlderThan", code: 422, reason: metav1.StatusReasonInvalid, message: "resourceVersionMatch is forbidden unless resourceVersion is provided"},
+		{name: "timeoutSeconds abc", method: "GET", path: pods + "?watch=true&timeoutSeconds=abc", code: 400, reason: metav1.StatusReasonBadRequest, message: `strconv.ParseInt: parsing "abc": invalid syntax`},
+		// Booleans read as kube-apiserver reads them: anything but "0" and
+		// "false" is true, so watch=yes is a watch (and its options are
+		// checked as a watch's).
+		{name: "watch=yes is a watch", method: "GET", path: pods + "?watch=yes&sendInitialEvents=true", code: 422, reason: metav1.StatusReasonInvalid, message: "sendInitialEvents requires setting resourceVersionMatch"},
+		{name: "watch=False is a list", method: "GET", path: pods + "?watch=False&sendInitialEvents=true", code: 422, reason: metav1.StatusReasonInvalid, message: "sendInitialEvents is forbidden for list"},
+		{name: "allowWatchBookmarks abc", method: "GET", path: pods + "?allowWatchBookmarks=abc", code: 200},
+		{name: "gracePeriodSeconds abc", method: "DELETE", path: podPath("default", "a") + "?gracePeriodSeconds=abc", code: 400, reason: metav1.StatusReasonBadRequest, message: `strconv.ParseInt: parsing "abc": invalid syntax`},
+	})
+	// Nothing above deleted the pod.
+	e.do("GET", podPath("default", "a"), nil).expect(t, 200, "")
+}
