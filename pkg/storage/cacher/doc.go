@@ -24,8 +24,19 @@
 //     page served by the cache carries a token at its revision, which the
 //     backend resumes exactly.
 //   - A watch from N replays the window's events after N, then follows live
-//     changes, in revision order, each exactly once. N older than the
-//     window gives an Expired (410) Error event: the client relists.
+//     changes, in revision order, each exactly once. A watch from N older
+//     than the window is handed to the backend, which replays its own
+//     history after N or, once N is compacted there, fails with Expired
+//     (410 Gone: the client relists). kube-apiserver's cacher answers 410
+//     as soon as N leaves its window; kplane's caches start on first use,
+//     so their window can begin after revisions a client legitimately
+//     holds, and handing those watches on saves a relist. The cost is one
+//     backend watch per such watcher; watchers resuming inside the window
+//     (the common case, kept there by bookmarks) share the cache's one.
+//     An N newer than the backend's revision goes to the backend at once,
+//     which fails it with TooLargeResourceVersion; one the cache has
+//     merely not reached yet waits for it as a list does, and goes to the
+//     backend after Config.ConsistentReadTimeout.
 //     Predicates hold as for the backend: an object that stops matching
 //     arrives as Deleted, one that starts matching as Added.
 //   - Event objects are shared by every watcher and must not be modified;
