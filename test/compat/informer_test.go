@@ -2,15 +2,19 @@ package compat
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kplane/kplane/pkg/storage/memory"
 )
 
 // recorder collects informer notifications as "verb/name" strings and
@@ -158,5 +162,66 @@ func TestSharedInformerFactory(t *testing.T) {
 	}
 	if _, err := depInformer.Lister().Deployments("default").Get("web"); err == nil {
 		t.Error("deleted deployment still in the cache")
+	}
+}
+
+// TestInformerRelistsAfterExpired cuts client-go's informer off while the
+// server compacts past the informer's resourceVersion: when it reconnects
+// its watch is answered 410 Expired, it relists, and its cache converges to
+// the server's state, deletions included.
+func TestInformerRelistsAfterExpired(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := startServerWith(t, memory.Config{HistoryRevisions: 5})
+	cs := srv.clientset(t)
+	cms := cs.CoreV1().ConfigMaps("default")
+	for _, n := range []string{"keep", "gone"} {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	inf := factory.Core().V1().ConfigMaps()
+	rec := newRecorder()
+	if _, err := inf.Informer().AddEventHandler(rec.handler()); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	defer cancel()
+	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
+	defer syncCancel()
+	for typ, ok := range factory.WaitForCacheSync(syncCtx.Done()) {
+		if !ok {
+			t.Fatalf("informer for %v did not sync", typ)
+		}
+	}
+	rec.waitFor(t, "add/gone")
+
+	// Disconnect the informer and change more than the history holds.
+	srv.refuseWatches.Store(true)
+	srv.dropConnections()
+	if err := cms.Delete(ctx, "gone", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		patch := []byte(`{"data":{"i":"` + strconv.Itoa(i) + `"}}`)
+		if _, err := cms.Patch(ctx, "keep", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "new"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	srv.refuseWatches.Store(false)
+
+	rec.waitFor(t, "add/new")
+	rec.waitFor(t, "delete/gone")
+	keep, err := inf.Lister().ConfigMaps("default").Get("keep")
+	if err != nil || keep.Data["i"] != "9" {
+		t.Errorf("cached keep = %v, %v; want data i=9", keep, err)
+	}
+	if n := srv.countRequests("GET", "/api/v1/configmaps?", "sendInitialEvents=true"); n < 2 {
+		t.Errorf("the informer listed %d times, want a relist after the 410", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -27,6 +28,12 @@ func TestMain(m *testing.M) {
 // HTTP inside the test process, with a log of the requests it saw.
 type server struct {
 	URL string
+
+	// refuseWatches, while set, answers every watch request with 503, as
+	// an unreachable server would, so tests can keep clients disconnected.
+	refuseWatches atomic.Bool
+	// dropConnections closes every open client connection, ending watches.
+	dropConnections func()
 
 	mu       sync.Mutex
 	requests []string // "METHOD path?query"
@@ -55,9 +62,14 @@ func startServerWith(t testing.TB, mcfg memory.Config) *server {
 		s.mu.Lock()
 		s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI())
 		s.mu.Unlock()
+		if s.refuseWatches.Load() && r.URL.Query().Get("watch") == "true" {
+			http.Error(w, "watches refused by the test", http.StatusServiceUnavailable)
+			return
+		}
 		h.ServeHTTP(w, r)
 	}))
 	s.URL = hs.URL
+	s.dropConnections = hs.CloseClientConnections
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()
@@ -66,11 +78,12 @@ func startServerWith(t testing.TB, mcfg memory.Config) *server {
 	return s
 }
 
-// sawRequest reports whether the server saw a request with this method
-// whose URI contains every one of parts.
-func (s *server) sawRequest(method string, parts ...string) bool {
+// countRequests counts the requests with this method whose URI contains
+// every one of parts.
+func (s *server) countRequests(method string, parts ...string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := 0
 next:
 	for _, r := range s.requests {
 		if !strings.HasPrefix(r, method+" ") {
@@ -81,9 +94,15 @@ next:
 				continue next
 			}
 		}
-		return true
+		n++
 	}
-	return false
+	return n
+}
+
+// sawRequest reports whether the server saw a request with this method
+// whose URI contains every one of parts.
+func (s *server) sawRequest(method string, parts ...string) bool {
+	return s.countRequests(method, parts...) > 0
 }
 
 // restConfig is a client-go configuration for s, with client-side rate
