@@ -33,6 +33,11 @@ type Config struct {
 	WatchBuffer int
 }
 
+// watchChanBuffer is the size of a watch's result channel: a real server
+// writes ahead into the connection's socket buffers, so a client that is not
+// scheduled at once still finds events waiting.
+const watchChanBuffer = 64
+
 type event[T cache.Object] struct {
 	rv  int64
 	typ watch.EventType
@@ -391,7 +396,7 @@ func (s *Source[T]) Watch(ctx context.Context, opts metav1.ListOptions) (cache.W
 		return nil, apierrors.NewTimeoutError("too large resource version", 1)
 	}
 	w := &fakeWatch[T]{source: s, sel: sel, bookmarks: opts.AllowWatchBookmarks, limit: s.cfg.WatchBuffer,
-		ch: make(chan cache.Event[T]), stopCh: make(chan struct{}), done: make(chan struct{})}
+		ch: make(chan cache.Event[T], watchChanBuffer), stopCh: make(chan struct{}), done: make(chan struct{})}
 	w.cond.L = &w.mu
 	sendCurrent := watchList || rv == 0
 	if watchList {
