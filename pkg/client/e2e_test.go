@@ -31,9 +31,6 @@ import (
 // HTTP and returns a client for it.
 func startServer(t testing.TB, mcfg memory.Config) *client.Client {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts an API server")
-	}
 	backend, err := memory.New(mcfg)
 	if err != nil {
 		t.Fatal(err)
