@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/kplane/kplane/pkg/client"
 	"github.com/kplane/kplane/pkg/controller/record"
@@ -35,6 +36,12 @@ type extraRunner func(ctx context.Context, env *testenv.Env, f *informers.Factor
 
 func startHarness(t *testing.T, extras ...extraRunner) *harness {
 	t.Helper()
+	return startHarnessWith(t, clock.RealClock{}, extras...)
+}
+
+// startHarnessWith is startHarness with the controllers on clk.
+func startHarnessWith(t *testing.T, clk clock.WithTickerAndDelayedExecution, extras ...extraRunner) *harness {
+	t.Helper()
 	env := testenv.Start(t, testenv.WithController(Name, func(ctx context.Context, env *testenv.Env) error {
 		logger := slog.New(slog.DiscardHandler)
 		f, err := informers.New(informers.Config{Client: env.Client, Logger: logger})
@@ -50,7 +57,7 @@ func startHarness(t *testing.T, extras ...extraRunner) *harness {
 		if err != nil {
 			return err
 		}
-		c, err := New(Config{Client: env.Client, Informers: f, Recorder: rec, Logger: logger})
+		c, err := New(Config{Client: env.Client, Informers: f, Recorder: rec, Logger: logger, Clock: clk})
 		if err != nil {
 			return err
 		}
@@ -91,6 +98,11 @@ func startHarness(t *testing.T, extras ...extraRunner) *harness {
 
 func (h *harness) createRS(name string, replicas int32) *appsv1.ReplicaSet {
 	h.t.Helper()
+	return h.createRSWith(name, replicas, func(*appsv1.ReplicaSet) {})
+}
+
+func (h *harness) createRSWith(name string, replicas int32, edit func(*appsv1.ReplicaSet)) *appsv1.ReplicaSet {
+	h.t.Helper()
 	rs := &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: appsv1.ReplicaSetSpec{
@@ -102,6 +114,7 @@ func (h *harness) createRS(name string, replicas int32) *appsv1.ReplicaSet {
 			},
 		},
 	}
+	edit(rs)
 	created, err := h.rss.Create(h.t.Context(), rs, metav1.CreateOptions{})
 	if err != nil {
 		h.t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,15 +65,8 @@ type Controller struct {
 	ctrl        *controller.Controller
 	syncer      *syncer
 	logger      *slog.Logger
-	clock       clock.WithTickerAndDelayedExecution
-
-	// timers holds the pending delayed enqueues, one per key, so that Run
-	// can stop them on its way out.
-	timers struct {
-		mu      sync.Mutex
-		stopped bool
-		m       map[string]clock.Timer
-	}
+	// wakeups requeues keys after a delay on the injected clock.
+	wakeups *delayer
 }
 
 // New builds the controller and registers its informer handlers; it starts
@@ -146,9 +138,8 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("replicaset: %w", err)
 	}
 	c := &Controller{rsInformer: rsInformer, podInformer: podInformer, ctrl: ctrl, syncer: s, logger: cfg.Logger.With("controller", Name)}
-	s.enqueueAfter = c.enqueueAfter
-	c.timers.m = map[string]clock.Timer{}
-	c.clock = cfg.Clock
+	c.wakeups = newDelayer(cfg.Clock, ctrl.EnqueueKey)
+	s.enqueueAfter = c.wakeups.after
 
 	if _, err := rsInformer.AddEventHandler(cache.HandlerFuncs[*appsv1.ReplicaSet]{
 		AddFunc:    func(rs *appsv1.ReplicaSet, _ bool) { ctrl.Enqueue(rs) },
@@ -171,46 +162,13 @@ func New(cfg Config) (*Controller, error) {
 // until ctx ends, and returns once they have exited. It returns an error if
 // ctx ends before the caches sync.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer c.stopTimers()
+	defer c.wakeups.stop()
 	// Wait here on the real clock, so that the cache-sync poll of the worker
 	// loop, which runs on the injected clock, finds the caches synced.
 	if !cache.WaitForCacheSync(ctx, c.rsInformer.HasSynced, c.podInformer.HasSynced) {
 		return fmt.Errorf("replicaset: caches did not sync: %w", context.Cause(ctx))
 	}
 	return c.ctrl.Run(ctx, workers)
-}
-
-// enqueueAfter adds key once d has passed on the injected clock. Only the
-// earliest pending wake-up per key is kept.
-func (c *Controller) enqueueAfter(key string, d time.Duration) {
-	c.timers.mu.Lock()
-	defer c.timers.mu.Unlock()
-	if c.timers.stopped {
-		return
-	}
-	if t, ok := c.timers.m[key]; ok {
-		t.Stop()
-	}
-	var t clock.Timer
-	t = c.clock.AfterFunc(d, func() {
-		c.timers.mu.Lock()
-		if c.timers.m[key] == t {
-			delete(c.timers.m, key)
-		}
-		c.timers.mu.Unlock()
-		c.ctrl.EnqueueKey(key)
-	})
-	c.timers.m[key] = t
-}
-
-func (c *Controller) stopTimers() {
-	c.timers.mu.Lock()
-	defer c.timers.mu.Unlock()
-	c.timers.stopped = true
-	for key, t := range c.timers.m {
-		t.Stop()
-		delete(c.timers.m, key)
-	}
 }
 
 // deleteReplicaSet forgets the expectations of a deleted ReplicaSet and
@@ -227,6 +185,7 @@ func (c *Controller) deleteReplicaSet(obj any) {
 		return
 	}
 	c.syncer.expectations.DeleteExpectations(key)
+	c.wakeups.forget(key)
 	c.ctrl.EnqueueKey(key)
 }
 
@@ -325,7 +284,7 @@ func (c *Controller) updatePod(oldPod, curPod *corev1.Pod) {
 		if !isPodReady(oldPod) && isPodReady(curPod) && rs.Spec.MinReadySeconds > 0 {
 			// The pod becomes available minReadySeconds from now; look
 			// again then (a second later, so the clock has passed it).
-			c.enqueueAfter(keyOf(rs), time.Duration(rs.Spec.MinReadySeconds)*time.Second+time.Second)
+			c.wakeups.after(keyOf(rs), time.Duration(rs.Spec.MinReadySeconds)*time.Second+time.Second)
 		}
 		return
 	}

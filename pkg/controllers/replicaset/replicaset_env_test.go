@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kplane/kplane/pkg/client"
 )
@@ -145,5 +146,28 @@ func TestEnvStatusCounts(t *testing.T) {
 	}
 	h.waitRS("web", "1 ready and available", func(rs *appsv1.ReplicaSet) bool {
 		return rs.Status.ReadyReplicas == 1 && rs.Status.AvailableReplicas == 1
+	})
+}
+
+func TestEnvMinReadySecondsOnFakeClock(t *testing.T) {
+	t.Parallel()
+	clk := clocktesting.NewFakeClock(time.Now())
+	h := startHarnessWith(t, clk)
+	rs := h.createRSWith("web", 1, func(rs *appsv1.ReplicaSet) { rs.Spec.MinReadySeconds = 10 })
+	pods := h.waitPods("1 pod", func(p []*corev1.Pod) bool { return len(controlledBy(p, rs)) == 1 })
+	p := pods[0].DeepCopy()
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
+		Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(clk.Now()),
+	})
+	if _, err := h.pods.UpdateStatus(t.Context(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitRS("web", "ready, not yet available", func(rs *appsv1.ReplicaSet) bool {
+		return rs.Status.ReadyReplicas == 1 && rs.Status.AvailableReplicas == 0
+	})
+	clk.Step(11 * time.Second)
+	h.waitRS("web", "available after minReadySeconds", func(rs *appsv1.ReplicaSet) bool {
+		return rs.Status.AvailableReplicas == 1
 	})
 }
