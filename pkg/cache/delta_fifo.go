@@ -78,8 +78,14 @@ type DeltaFIFOConfig[T Object] struct {
 // producers call Add, Update, Delete, Replace and Resync, one consumer calls
 // Pop.
 type DeltaFIFO[T Object] struct {
-	mu   sync.Mutex
-	cond sync.Cond // signalled when queue grows or the FIFO closes; uses mu
+	// processMu is held while popped deltas are processed, and by Replace
+	// and Resync, which compare the queue with the processed objects and so
+	// must not run while a batch is between the two. Add, Update and Delete
+	// do not take it: producers keep queueing while a batch is processed.
+	// Lock order: processMu, then mu.
+	processMu sync.Mutex
+	mu        sync.Mutex
+	cond      sync.Cond // signalled when queue grows or the FIFO closes; uses mu
 	// items holds the pending deltas of each queued key; a key is in items
 	// iff it is in queue, and its deltas are never empty.
 	items map[string]Deltas[T]
@@ -93,6 +99,9 @@ type DeltaFIFO[T Object] struct {
 	// not yet popped.
 	initialPopulationCount int
 	closed                 bool
+	// inFlight holds the keys of the batch being processed: neither queued
+	// nor yet known, but a Delete of them must not be dropped.
+	inFlight map[string]struct{}
 	// backlog is whether queue is non-empty, readable without mu.
 	backlog atomic.Bool
 
@@ -170,7 +179,9 @@ func (f *DeltaFIFO[T]) change(t DeltaType, obj T) error {
 	defer f.mu.Unlock()
 	f.populated = true
 	if t == Deleted {
-		if _, queued := f.items[key]; !queued && !f.knownLocked(key) {
+		_, queued := f.items[key]
+		_, inFlight := f.inFlight[key]
+		if !queued && !inFlight && !f.knownLocked(key) {
 			return nil
 		}
 	}
@@ -257,6 +268,8 @@ func (f *DeltaFIFO[T]) Replace(list []T) error {
 		}
 		items = append(items, item{key, obj})
 	}
+	f.processMu.Lock()
+	defer f.processMu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	present := make(map[string]struct{}, len(items))
@@ -312,6 +325,8 @@ func (f *DeltaFIFO[T]) Replace(list []T) error {
 // Resync queues a Sync delta for every known object whose key is not
 // already queued.
 func (f *DeltaFIFO[T]) Resync() error {
+	f.processMu.Lock()
+	defer f.processMu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.known == nil {
@@ -330,12 +345,14 @@ func (f *DeltaFIFO[T]) Resync() error {
 	return nil
 }
 
-// Pop blocks until a key is queued, then calls process with all its deltas
-// while holding the FIFO's lock, so that no change of the FIFO interleaves
-// with processing (process must not call back into the FIFO). If process
-// returns an error wrapping ErrRequeue, the deltas go back to the end of the
-// queue and the error is returned. Pop returns ctx.Err() when ctx ends and
-// ErrFIFOClosed when the FIFO is closed and empty.
+// Pop blocks until a key is queued, then calls process with all its
+// deltas. Producers may keep adding while process runs, but Replace and
+// Resync wait for it, and a key being processed is not handed out again
+// until process returns (process must not call back into the FIFO). If
+// process returns an error wrapping ErrRequeue, the deltas go back to the
+// end of the queue (unless the key was queued again meanwhile) and the
+// error is returned. Pop returns ctx.Err() when ctx ends and ErrFIFOClosed
+// when the FIFO is closed and empty.
 func (f *DeltaFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error {
 	var popped Popped[T]
 	err := f.PopBatch(ctx, 1, func(batch []Popped[T]) error {
@@ -343,7 +360,6 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error
 		return process(popped.Deltas, popped.IsInInitialList)
 	})
 	if err != nil && errors.Is(err, ErrRequeue) {
-		// Still under no lock: re-add unless the key was queued meanwhile.
 		f.mu.Lock()
 		if _, queued := f.items[popped.Key]; !queued {
 			f.items[popped.Key] = popped.Deltas
@@ -366,8 +382,9 @@ type Popped[T Object] struct {
 
 // PopBatch is Pop for up to max keys at once (max < 1 means all queued):
 // it blocks until at least one key is queued, then calls process once with
-// the keys in queue order, holding the FIFO's lock. It does not requeue;
-// process's error is returned as is.
+// the keys in queue order. It does not requeue; process's error is returned
+// as is. HasSynced turns true only once the batch holding the last key of
+// the first Replace has been processed.
 func (f *DeltaFIFO[T]) PopBatch(ctx context.Context, max int, process func(batch []Popped[T]) error) error {
 	stop := context.AfterFunc(ctx, func() {
 		f.mu.Lock()
@@ -375,34 +392,48 @@ func (f *DeltaFIFO[T]) PopBatch(ctx context.Context, max int, process func(batch
 		f.cond.Broadcast()
 	})
 	defer stop()
+	// Wait for work without processMu, which Replace (a producer) needs.
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for len(f.queue)-f.head == 0 {
 		if err := ctx.Err(); err != nil {
+			f.mu.Unlock()
 			return err
 		}
 		if f.closed {
+			f.mu.Unlock()
 			return ErrFIFOClosed
 		}
 		f.cond.Wait()
 	}
+	f.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Producers only add, and this is the only consumer: the queue is still
+	// non-empty once both locks are held.
+	f.processMu.Lock()
+	defer f.processMu.Unlock()
+	f.mu.Lock()
 	n := len(f.queue) - f.head
 	if max > 0 && n > max {
 		n = max
 	}
 	batch := make([]Popped[T], n)
+	f.inFlight = make(map[string]struct{}, n)
+	initial := 0
 	for i := range batch {
 		key := f.queue[f.head]
 		f.queue[f.head] = ""
 		f.head++
-		batch[i] = Popped[T]{Key: key, Deltas: f.items[key], IsInInitialList: !f.hasSyncedLocked()}
-		delete(f.items, key)
-		if f.initialPopulationCount > 0 {
-			f.initialPopulationCount--
+		// Keys are counted off the initial population only once processed,
+		// so HasSynced cannot turn true before the cache holds them.
+		isInitial := !f.populated || f.initialPopulationCount-i > 0
+		if isInitial && f.initialPopulationCount-i > 0 {
+			initial++
 		}
+		batch[i] = Popped[T]{Key: key, Deltas: f.items[key], IsInInitialList: isInitial}
+		delete(f.items, key)
+		f.inFlight[key] = struct{}{}
 	}
 	f.backlog.Store(f.head < len(f.queue))
 	if f.head == len(f.queue) {
@@ -418,5 +449,13 @@ func (f *DeltaFIFO[T]) PopBatch(ctx context.Context, max int, process func(batch
 		f.queue = append([]string(nil), f.queue[f.head:]...)
 		f.head = 0
 	}
-	return process(batch)
+	f.mu.Unlock()
+
+	err := process(batch)
+
+	f.mu.Lock()
+	f.inFlight = nil
+	f.initialPopulationCount -= initial
+	f.mu.Unlock()
+	return err
 }
