@@ -238,10 +238,10 @@ func TestReport(t *testing.T) {
 	if os.Getenv("KPLANE_BENCH_REPORT") != "1" {
 		t.Skip("set KPLANE_BENCH_REPORT=1 to run")
 	}
-	// Each configuration runs three times, interleaved, and reports its
+	// Each configuration runs five times, interleaved, and reports its
 	// median: the machine is shared and noisy.
 	runs := map[string][]float64{}
-	for range 3 {
+	for range 5 {
 		for _, impl := range impls {
 			for _, readers := range []int{0, 10} {
 				r := testing.Benchmark(func(b *testing.B) { benchEvents(b, impl.start, readers) })
