@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,7 +97,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, obj runtime.
 	case "application/json":
 	default:
 		if data, err = yaml.YAMLToJSON(data); err != nil {
-			return nil, apierrors.NewBadRequest("yaml: " + err.Error())
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summarizeBody(data)))
 		}
 	}
 	return decodeInto(data, obj, gvk, fieldValidation)
@@ -134,12 +135,11 @@ func decodeProtobuf(data []byte, obj runtime.Object, gvk schema.GroupVersionKind
 // 400 error for malformed data, a mismatched kind or, with Strict, unknown
 // and duplicate fields.
 func decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind, fieldValidation string) ([]string, error) {
-	if len(strings.TrimSpace(string(data))) == 0 {
-		return nil, apierrors.NewBadRequest("the request body is empty; an object is required")
-	}
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(data, &tm); err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
+		// kube-apiserver's words for a body it cannot read at all.
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)",
+			gvk.Kind, err, summarizeBody(data)))
 	}
 	if tm.APIVersion != "" && tm.APIVersion != gvk.GroupVersion().String() {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, gvk.GroupVersion().String()))
@@ -149,7 +149,7 @@ func decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind, fi
 	}
 	strict, err := kjson.UnmarshalStrict(data, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding %s: %v", gvk.Kind, err))
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	if len(strict) == 0 {
@@ -166,5 +166,26 @@ func decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind, fi
 		return nil, nil
 	default:
 		return msgs, nil
+	}
+}
+
+// summarizeBody shows the start of a body in an error message as
+// kube-apiserver does: as text when it looks like a JSON object, otherwise
+// in hex, at most 30 bytes of it.
+func summarizeBody(data []byte) string {
+	const maxLen = 30
+	switch {
+	case len(data) == 0:
+		return "<empty>"
+	case data[0] == '{':
+		if len(data) > maxLen {
+			return string(data[:maxLen]) + " ..."
+		}
+		return string(data)
+	default:
+		if len(data) > maxLen {
+			return hex.EncodeToString(data[:maxLen]) + " ..."
+		}
+		return hex.EncodeToString(data)
 	}
 }

@@ -79,6 +79,11 @@ func decodeDeleteOptions(data []byte, opts *metav1.DeleteOptions) error {
 		if err := json.Unmarshal(data, opts); err != nil {
 			return apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: %v", err))
 		}
+		// Any group version may label DeleteOptions, but another kind is
+		// not a delete's body: refuse it rather than delete unconditionally.
+		if opts.Kind != "" && opts.Kind != "DeleteOptions" {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid DeleteOptions: the body holds a %s", opts.Kind))
+		}
 		return nil
 	}
 	var u runtime.Unknown

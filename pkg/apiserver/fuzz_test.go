@@ -51,6 +51,13 @@ func FuzzWriteBodies(f *testing.F) {
 		"metadata:\n  name: y\n",
 		`{"metadata":{"name":"seed","finalizers":["a/b"]}}`,
 		"\x6b\x38\x73\x00\x0a\x00",
+		`{"apiVersion":`,
+		`[1,2]`,
+		`"pod"`,
+		`{"metadata":{"name":"seed","resourceVersion":"abc"}}`,
+		`{"metadata":{"name":"seed","uid":"other"}}`,
+		`{"apiVersion":"apps/v1","kind":"Pod","metadata":{"name":"seed"}}`,
+		"a: [",
 	} {
 		for op := range uint8(6) {
 			f.Add(op, []byte(b))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -71,4 +72,45 @@ func TestHostileQueries(t *testing.T) {
 	})
 	// Nothing above deleted the pod.
 	e.do("GET", podPath("default", "a"), nil).expect(t, 200, "")
+}
+
+// TestHostileBodies covers malformed and unusual request bodies: each is
+// refused with kube-apiserver's code, reason and wording, and none of them
+// changes what is stored.
+func TestHostileBodies(t *testing.T) {
+	e := newTestEnv(t)
+	var stored corev1.Pod
+	e.mustCreate(podPath("default", ""), testPod("a", nil), &stored)
+	pods, a := podPath("default", ""), podPath("default", "a")
+	merge := []string{"Content-Type", "application/merge-patch+json"}
+	runHostile(t, e, []hostileCase{
+		{name: "malformed JSON", method: "POST", path: pods, body: `{"apiVersion":`, code: 400, reason: metav1.StatusReasonBadRequest,
+			message: `the object provided is unrecognized (must be of type Pod): couldn't get version/kind; json parse error: unexpected end of JSON input ({"apiVersion":)`},
+		{name: "empty body", method: "POST", path: pods, body: "", code: 400, reason: metav1.StatusReasonBadRequest, message: "(<empty>)"},
+		{name: "JSON array", method: "POST", path: pods, body: `[1,2]`, code: 400, reason: metav1.StatusReasonBadRequest, message: "the object provided is unrecognized (must be of type Pod)"},
+		{name: "malformed YAML", method: "POST", path: pods, body: "a: [", headers: []string{"Content-Type", "application/yaml"}, code: 400, reason: metav1.StatusReasonBadRequest, message: "the object provided is unrecognized (must be of type Pod): yaml: line 1"},
+		{name: "wrong field type", method: "POST", path: pods, body: `{"metadata":{"name":"b"},"spec":{"containers":"x"}}`, code: 400, reason: metav1.StatusReasonBadRequest,
+			message: `Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field`},
+		{name: "wrong API version", method: "POST", path: pods, body: `{"apiVersion":"apps/v1","kind":"Pod","metadata":{"name":"b"}}`, code: 400, reason: metav1.StatusReasonBadRequest,
+			message: "the API version in the data (apps/v1) does not match the expected API version (v1)"},
+		{name: "update resourceVersion abc", method: "PUT", path: a, body: `{"metadata":{"name":"a","resourceVersion":"abc"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, code: 422, reason: metav1.StatusReasonInvalid,
+			message: `metadata.resourceVersion: Invalid value: "abc"`},
+		{name: "update uid", method: "PUT", path: a, body: `{"metadata":{"name":"a","uid":"other"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, code: 409, reason: metav1.StatusReasonConflict,
+			message: "Precondition failed: UID in precondition: other"},
+		{name: "patch resourceVersion abc", method: "PATCH", path: a, body: `{"metadata":{"resourceVersion":"abc"}}`, headers: merge, code: 422, reason: metav1.StatusReasonInvalid, message: `metadata.resourceVersion: Invalid value: "abc"`},
+		{name: "patch uid", method: "PATCH", path: a, body: `{"metadata":{"uid":"other"}}`, headers: merge, code: 422, reason: metav1.StatusReasonInvalid, message: `metadata.uid: Invalid value: "other": field is immutable`},
+		{name: "patch name", method: "PATCH", path: a, body: `{"metadata":{"name":"b"}}`, headers: merge, code: 400, reason: metav1.StatusReasonBadRequest, message: "the name of the object (b) does not match the name on the URL (a)"},
+		{name: "delete with another kind as body", method: "DELETE", path: a, body: `{"apiVersion":"v1","kind":"Pod"}`, code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid DeleteOptions"},
+		{name: "delete with malformed body", method: "DELETE", path: a, body: `{"x":`, code: 400, reason: metav1.StatusReasonBadRequest},
+	})
+	var got corev1.Pod
+	e.do("GET", a, nil).decode(t, &got)
+	if got.ResourceVersion != stored.ResourceVersion || got.UID != stored.UID {
+		t.Errorf("pod changed by refused requests: resourceVersion %s -> %s, uid %s -> %s", stored.ResourceVersion, got.ResourceVersion, stored.UID, got.UID)
+	}
+	var list corev1.PodList
+	e.do("GET", pods, nil).decode(t, &list)
+	if len(list.Items) != 1 {
+		t.Errorf("refused requests left %d pods, want 1", len(list.Items))
+	}
 }

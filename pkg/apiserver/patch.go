@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kplane/kplane/pkg/apiserver/internal/patch"
 )
@@ -81,6 +82,12 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 			}
 			if err := checkNameAndNamespace(q, out); err != nil {
 				return nil, err
+			}
+			// A patch states no preconditions: a uid it changes is an
+			// immutable field changed (422), where a PUT's uid is a
+			// precondition (409).
+			if uid, cur := accessor(out).GetUID(), accessor(current).GetUID(); uid != "" && uid != cur {
+				return nil, q.res.invalid(q.name, field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable")})
 			}
 			q.res.strategy.Default(out)
 			return out, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -223,6 +224,13 @@ func completesDeletion(m metav1.Object) bool {
 // prepareUpdate turns the client's new state into the object to store.
 func (s *Server) prepareUpdate(res *resource, subresource string, obj, current runtime.Object) (runtime.Object, error) {
 	m, cm := accessor(obj), accessor(current)
+	if rv := m.GetResourceVersion(); rv != "" {
+		// A resourceVersion no server wrote can never match: it is invalid,
+		// not a conflict a retry could resolve.
+		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
+			return nil, res.invalid(cm.GetName(), field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), rv, err.Error())})
+		}
+	}
 	if rv := m.GetResourceVersion(); rv != "" && rv != cm.GetResourceVersion() {
 		return nil, apierrors.NewConflict(res.gr(), cm.GetName(), messageError(conflictMessage))
 	}
