@@ -1,0 +1,36 @@
+// Package nodesim simulates the node agents of a cluster, so that pods
+// created against a kplane API server are scheduled, start and stop as on
+// a real cluster, without containers.
+//
+// A Simulator registers Config.Nodes Node objects (named NamePrefix0,
+// NamePrefix1, ...) with a Ready condition, capacity and allocatable
+// resources, addresses and node info, and renews one Lease per node in
+// the kube-node-lease namespace every HeartbeatInterval, as kubelets do.
+//
+// It acts on pods as a scheduler and kubelets would:
+//   - Scheduling: a pending pod without spec.nodeName and with the default
+//     scheduler is bound, through the pods/binding subresource, to the
+//     simulated node with the fewest pods among those that are Ready, not
+//     unschedulable, match its nodeSelector, have their NoSchedule and
+//     NoExecute taints tolerated and have room under their pod capacity.
+//     When none fits, the pod gets a PodScheduled=False condition with
+//     reason Unschedulable and is tried again when a node changes.
+//   - Starting: a pod bound to a simulated node shows phase Pending with
+//     its containers ContainerCreating, and StartupDelay later phase
+//     Running with the PodScheduled, Initialized, ContainersReady and
+//     Ready conditions True, a host IP, a pod IP unique among the pods this
+//     Simulator ran, a start time and running, ready container statuses.
+//     Status is written through the status subresource.
+//   - Stopping: a pod with a deletionTimestamp is deleted with
+//     gracePeriodSeconds=0 and its uid as a precondition once its
+//     containers have stopped: after the smaller of its grace period and
+//     TerminationDelay.
+//   - Completion: a running pod with restartPolicy Never or OnFailure and
+//     the CompleteAfterAnnotation (a duration) reaches phase Succeeded that
+//     long after it started running, with its containers terminated with
+//     exit code 0.
+//
+// Pods bound to other nodes are left alone. All delays run on the injected
+// clock, so tests drive them with a fake clock. The Simulator reads pods
+// and nodes from a shared informers.Factory and does not start it.
+package nodesim

@@ -1,0 +1,546 @@
+package nodesim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/kplane/kplane/pkg/cache"
+	"github.com/kplane/kplane/pkg/controller"
+)
+
+// CompleteAfterAnnotation on a pod whose restartPolicy is Never or
+// OnFailure, a Go duration such as "30s", makes the pod succeed that long
+// after it started running.
+const CompleteAfterAnnotation = "nodesim.kplane.io/complete-after"
+
+// Reasons written into pod conditions and container states.
+const (
+	reasonUnschedulable     = "Unschedulable"
+	reasonContainerCreating = "ContainerCreating"
+	reasonContainersNotRdy  = "ContainersNotReady"
+	reasonPodCompleted      = "PodCompleted"
+	reasonCompleted         = "Completed"
+)
+
+// podWriter is the part of the API the sync writes pods through.
+type podWriter interface {
+	// Bind assigns pod to node through the pods/binding subresource.
+	Bind(ctx context.Context, pod *corev1.Pod, node string) error
+	// UpdatePodStatus writes pod's status through the status subresource.
+	UpdatePodStatus(ctx context.Context, pod *corev1.Pod) error
+	// DeletePod deletes namespace/name at once if its uid is still uid.
+	DeletePod(ctx context.Context, namespace, name string, uid types.UID) error
+}
+
+// podState is what the simulator remembers of a pod on one of its nodes.
+type podState struct {
+	uid types.UID
+	// ip is the pod's IP, handed out once per pod.
+	ip string
+	// boundSeen is when the simulator first saw the pod bound.
+	boundSeen time.Time
+	// stopAt is when the containers of a deleted pod have stopped.
+	stopAt time.Time
+}
+
+// syncer holds what the reconcile logic reads and writes.
+type syncer struct {
+	podLister  *cache.Lister[*corev1.Pod]
+	nodeLister *cache.Lister[*corev1.Node]
+	pods       podWriter
+	clock      clock.PassiveClock
+	// nodes are the simulated nodes by name; fixed after New.
+	nodes            map[string]*nodeSpec
+	startupDelay     time.Duration
+	terminationDelay time.Duration
+	// enqueueAfter looks at a key again once a duration has passed.
+	enqueueAfter func(key string, d time.Duration)
+
+	// scheduling serialises the choice of a node and its assumption, so
+	// that concurrent workers spread pods as one would.
+	scheduling sync.Mutex
+
+	mu sync.Mutex
+	// states holds the pods seen on simulated nodes, by key. Guarded by mu.
+	states map[string]*podState
+	// assumed holds the pods bound by this simulator that the informer has
+	// not shown bound yet, by key, with their node. Guarded by mu.
+	assumed map[string]string
+	// podIPs counts the pod IPs handed out. Guarded by mu.
+	podIPs uint32
+}
+
+// sync schedules, starts, completes or removes the pod named by key.
+func (s *syncer) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitObjectKey(key)
+	if err != nil {
+		return controller.Terminal(err)
+	}
+	pod, err := s.podLister.Namespace(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		s.forget(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if pod.Spec.NodeName == "" {
+		if pod.DeletionTimestamp != nil || isTerminal(pod) ||
+			pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != corev1.DefaultSchedulerName {
+			return nil
+		}
+		return s.schedule(ctx, key, pod)
+	}
+	if s.nodes[pod.Spec.NodeName] == nil {
+		s.forget(key)
+		return nil
+	}
+	st := s.state(key, pod.UID)
+	switch {
+	case pod.DeletionTimestamp != nil:
+		return s.terminate(ctx, key, pod, st)
+	case isTerminal(pod):
+		return nil
+	case pod.Status.Phase == corev1.PodRunning && isPodReady(pod):
+		return s.maybeComplete(ctx, key, pod)
+	default:
+		return s.start(ctx, key, pod, st)
+	}
+}
+
+// state returns the pod's state, made afresh when the pod is new or was
+// replaced under the same name. Binding is now visible: the pod is no
+// longer assumed.
+func (s *syncer) state(key string, uid types.UID) *podState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.assumed, key)
+	st := s.states[key]
+	if st == nil || st.uid != uid {
+		s.podIPs++
+		n := s.podIPs
+		// 10.128.0.0/9 holds 2^23 pods before an address repeats.
+		st = &podState{uid: uid, ip: fmt.Sprintf("10.%d.%d.%d", 128+(n>>16)&127, (n>>8)&255, n&255)}
+		s.states[key] = st
+	}
+	return st
+}
+
+func (s *syncer) forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.states, key)
+	delete(s.assumed, key)
+}
+
+// schedule binds pod to the least loaded node it fits on, or marks it
+// unschedulable.
+func (s *syncer) schedule(ctx context.Context, key string, pod *corev1.Pod) error {
+	best, msg, err := s.chooseNode(key, pod)
+	if err != nil {
+		return err
+	}
+	if best == "" {
+		return s.markUnschedulable(ctx, pod, msg)
+	}
+	if err := s.pods.Bind(ctx, pod, best); err != nil {
+		s.mu.Lock()
+		delete(s.assumed, key)
+		s.mu.Unlock()
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			// Gone, being deleted, or bound by someone else: the informer
+			// brings the news.
+			return nil
+		}
+		return fmt.Errorf("bind to %s: %w", best, err)
+	}
+	controller.LoggerFrom(ctx).Debug("bound pod", "node", best)
+	return nil
+}
+
+// chooseNode picks the least loaded node pod fits on and assumes the pod
+// there, or returns "" and why nothing fits.
+func (s *syncer) chooseNode(key string, pod *corev1.Pod) (string, string, error) {
+	s.scheduling.Lock()
+	defer s.scheduling.Unlock()
+	load, err := s.loads()
+	if err != nil {
+		return "", "", err
+	}
+	names := make([]string, 0, len(s.nodes))
+	for name := range s.nodes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	best := ""
+	reasons := map[string]int{}
+	for _, name := range names {
+		node, err := s.nodeLister.Get(name)
+		if err != nil {
+			reasons["node(s) not registered yet"]++
+			continue
+		}
+		if why := fits(pod, node); why != "" {
+			reasons[why]++
+			continue
+		}
+		if load[name] >= s.nodes[name].maxPods {
+			reasons["Too many pods"]++
+			continue
+		}
+		if best == "" || load[name] < load[best] {
+			best = name
+		}
+	}
+	if best == "" {
+		return "", unschedulableMessage(len(names), reasons), nil
+	}
+	s.mu.Lock()
+	s.assumed[key] = best
+	s.mu.Unlock()
+	return best, "", nil
+}
+
+// loads counts the active pods on each simulated node, those bound but
+// not yet seen so included.
+func (s *syncer) loads() (map[string]int64, error) {
+	pods, err := s.podLister.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	load := map[string]int64{}
+	unbound := map[string]bool{}
+	for _, p := range pods {
+		switch {
+		case p.Spec.NodeName == "":
+			unbound[p.Namespace+"/"+p.Name] = true
+		case s.nodes[p.Spec.NodeName] != nil && !isTerminal(p):
+			load[p.Spec.NodeName]++
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, node := range s.assumed {
+		if unbound[key] {
+			load[node]++
+		}
+	}
+	return load, nil
+}
+
+// fits returns why pod can not go to node, or "" when it can.
+func fits(pod *corev1.Pod, node *corev1.Node) string {
+	if node.Spec.Unschedulable {
+		return "node(s) were unschedulable"
+	}
+	if c := nodeCondition(node, corev1.NodeReady); c == nil || c.Status != corev1.ConditionTrue {
+		return "node(s) were not ready"
+	}
+	if len(pod.Spec.NodeSelector) > 0 && !labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(node.Labels)) {
+		return "node(s) didn't match Pod's node affinity/selector"
+	}
+	for i := range node.Spec.Taints {
+		taint := &node.Spec.Taints[i]
+		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		if !tolerated(pod.Spec.Tolerations, taint) {
+			return "node(s) had untolerated taint"
+		}
+	}
+	return ""
+}
+
+// tolerated reports whether a toleration matches taint: same key (or an
+// empty key with Exists), value for Equal, and effect (or any).
+func tolerated(tolerations []corev1.Toleration, taint *corev1.Taint) bool {
+	for _, t := range tolerations {
+		if t.Effect != "" && t.Effect != taint.Effect {
+			continue
+		}
+		if t.Key != "" && t.Key != taint.Key {
+			continue
+		}
+		switch t.Operator {
+		case corev1.TolerationOpExists:
+			return true
+		case corev1.TolerationOpEqual, "":
+			if t.Key != "" && t.Value == taint.Value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func unschedulableMessage(total int, reasons map[string]int) string {
+	parts := make([]string, 0, len(reasons))
+	for why, n := range reasons {
+		parts = append(parts, fmt.Sprintf("%d %s", n, why))
+	}
+	slices.Sort(parts)
+	msg := fmt.Sprintf("0/%d nodes are available", total)
+	if len(parts) > 0 {
+		msg += ": " + strings.Join(parts, ", ")
+	}
+	return msg + "."
+}
+
+// markUnschedulable records in the pod's PodScheduled condition why it fits
+// no node, unless it says so already.
+func (s *syncer) markUnschedulable(ctx context.Context, pod *corev1.Pod, msg string) error {
+	if c := podCondition(&pod.Status, corev1.PodScheduled); c != nil &&
+		c.Status == corev1.ConditionFalse && c.Reason == reasonUnschedulable && c.Message == msg {
+		return nil
+	}
+	next := pod.DeepCopy()
+	setPodCondition(&next.Status, corev1.PodCondition{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: reasonUnschedulable, Message: msg,
+	}, s.clock.Now())
+	controller.LoggerFrom(ctx).Debug("pod fits no node", "message", msg)
+	return s.pods.UpdatePodStatus(ctx, next)
+}
+
+// start moves a pod bound to a simulated node to running: its containers
+// are created at once and run startupDelay after the pod was first seen
+// bound.
+func (s *syncer) start(ctx context.Context, key string, pod *corev1.Pod, st *podState) error {
+	now := s.clock.Now()
+	s.mu.Lock()
+	if st.boundSeen.IsZero() {
+		st.boundSeen = now
+	}
+	runAt := st.boundSeen.Add(s.startupDelay)
+	ip := st.ip
+	s.mu.Unlock()
+	node := s.nodes[pod.Spec.NodeName]
+	next := pod.DeepCopy()
+	if remaining := runAt.Sub(now); remaining > 0 {
+		// Arm the wake-up before writing, so whoever sees the write knows
+		// the wake-up is pending.
+		s.enqueueAfter(key, remaining)
+		if pod.Status.StartTime != nil {
+			return nil
+		}
+		creatingStatus(&next.Status, pod, node, ip, now)
+	} else {
+		runningStatus(&next.Status, pod, node, ip, now)
+	}
+	return s.pods.UpdatePodStatus(ctx, next)
+}
+
+// terminate removes a pod being deleted once its containers have stopped.
+func (s *syncer) terminate(ctx context.Context, key string, pod *corev1.Pod, st *podState) error {
+	now := s.clock.Now()
+	s.mu.Lock()
+	if st.stopAt.IsZero() {
+		var grace time.Duration
+		if pod.DeletionGracePeriodSeconds != nil {
+			grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+		}
+		st.stopAt = now.Add(min(grace, s.terminationDelay))
+	}
+	stopAt := st.stopAt
+	s.mu.Unlock()
+	if remaining := stopAt.Sub(now); remaining > 0 {
+		s.enqueueAfter(key, remaining)
+		return nil
+	}
+	err := s.pods.DeletePod(ctx, pod.Namespace, pod.Name, pod.UID)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete: %w", err)
+	}
+	return nil
+}
+
+// maybeComplete finishes a running pod that asked to, by
+// CompleteAfterAnnotation.
+func (s *syncer) maybeComplete(ctx context.Context, key string, pod *corev1.Pod) error {
+	v, ok := pod.Annotations[CompleteAfterAnnotation]
+	if !ok || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || pod.Spec.RestartPolicy == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		controller.LoggerFrom(ctx).Info("ignoring malformed annotation", "annotation", CompleteAfterAnnotation, "value", v)
+		return nil
+	}
+	now := s.clock.Now()
+	if c := podCondition(&pod.Status, corev1.PodReady); c != nil {
+		if remaining := c.LastTransitionTime.Add(d).Sub(now); remaining > 0 {
+			s.enqueueAfter(key, remaining)
+			return nil
+		}
+	}
+	next := pod.DeepCopy()
+	succeededStatus(&next.Status, pod, now)
+	return s.pods.UpdatePodStatus(ctx, next)
+}
+
+// creatingStatus is a pod whose containers are being created.
+func creatingStatus(st *corev1.PodStatus, pod *corev1.Pod, node *nodeSpec, ip string, now time.Time) {
+	st.Phase = corev1.PodPending
+	setAddresses(st, node, ip)
+	t := metav1.NewTime(now)
+	st.StartTime = &t
+	setPodCondition(st, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, now)
+	setPodCondition(st, corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}, now)
+	setPodCondition(st, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: reasonContainersNotRdy}, now)
+	setPodCondition(st, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: reasonContainersNotRdy}, now)
+	no := false
+	st.ContainerStatuses = make([]corev1.ContainerStatus, len(pod.Spec.Containers))
+	for i, c := range pod.Spec.Containers {
+		st.ContainerStatuses[i] = corev1.ContainerStatus{
+			Name:    c.Name,
+			Image:   c.Image,
+			Started: &no,
+			State:   corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reasonContainerCreating}},
+		}
+	}
+}
+
+// runningStatus is a pod whose containers all run and are ready.
+func runningStatus(st *corev1.PodStatus, pod *corev1.Pod, node *nodeSpec, ip string, now time.Time) {
+	st.Phase = corev1.PodRunning
+	setAddresses(st, node, ip)
+	t := metav1.NewTime(now)
+	if st.StartTime == nil {
+		st.StartTime = &t
+	}
+	for _, typ := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		setPodCondition(st, corev1.PodCondition{Type: typ, Status: corev1.ConditionTrue}, now)
+	}
+	yes := true
+	st.InitContainerStatuses = make([]corev1.ContainerStatus, len(pod.Spec.InitContainers))
+	for i, c := range pod.Spec.InitContainers {
+		no := false
+		st.InitContainerStatuses[i] = corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), ContainerID: containerID(pod.UID, c.Name),
+			Ready: true, Started: &no,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 0, Reason: reasonCompleted, StartedAt: t, FinishedAt: t, ContainerID: containerID(pod.UID, c.Name),
+			}},
+		}
+	}
+	st.ContainerStatuses = make([]corev1.ContainerStatus, len(pod.Spec.Containers))
+	for i, c := range pod.Spec.Containers {
+		st.ContainerStatuses[i] = corev1.ContainerStatus{
+			Name:        c.Name,
+			Image:       c.Image,
+			ImageID:     imageID(c.Image),
+			ContainerID: containerID(pod.UID, c.Name),
+			Ready:       true,
+			Started:     &yes,
+			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}},
+		}
+	}
+}
+
+// succeededStatus is a pod whose containers all exited with 0.
+func succeededStatus(st *corev1.PodStatus, pod *corev1.Pod, now time.Time) {
+	st.Phase = corev1.PodSucceeded
+	t := metav1.NewTime(now)
+	setPodCondition(st, corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionFalse, Reason: reasonPodCompleted}, now)
+	setPodCondition(st, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: reasonPodCompleted}, now)
+	no := false
+	for i := range st.ContainerStatuses {
+		cs := &st.ContainerStatuses[i]
+		started := t
+		if cs.State.Running != nil {
+			started = cs.State.Running.StartedAt
+		}
+		cs.Ready = false
+		cs.Started = &no
+		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 0, Reason: reasonCompleted, StartedAt: started, FinishedAt: t, ContainerID: cs.ContainerID,
+		}}
+	}
+}
+
+func setAddresses(st *corev1.PodStatus, node *nodeSpec, ip string) {
+	st.HostIP = node.hostIP
+	st.HostIPs = []corev1.HostIP{{IP: node.hostIP}}
+	if st.PodIP == "" {
+		st.PodIP = ip
+		st.PodIPs = []corev1.PodIP{{IP: ip}}
+	}
+}
+
+// imageID is a stable fake digest of an image reference.
+func imageID(image string) string {
+	sum := sha256.Sum256([]byte(image))
+	name := image
+	if i := strings.LastIndexAny(name, ":@"); i > strings.LastIndex(name, "/") {
+		name = name[:i]
+	}
+	return name + "@sha256:" + hex.EncodeToString(sum[:])
+}
+
+// containerID is a stable fake runtime id of a pod's container.
+func containerID(uid types.UID, name string) string {
+	sum := sha256.Sum256([]byte(string(uid) + "/" + name))
+	return "kplane://" + hex.EncodeToString(sum[:])
+}
+
+// setPodCondition adds or replaces c, keeping the transition time when the
+// status did not change.
+func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition, now time.Time) {
+	for i := range st.Conditions {
+		old := &st.Conditions[i]
+		if old.Type != c.Type {
+			continue
+		}
+		if old.Status == c.Status && !old.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = old.LastTransitionTime
+		} else {
+			c.LastTransitionTime = metav1.NewTime(now)
+		}
+		*old = c
+		return
+	}
+	c.LastTransitionTime = metav1.NewTime(now)
+	st.Conditions = append(st.Conditions, c)
+}
+
+func podCondition(st *corev1.PodStatus, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func nodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == t {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func isPodReady(p *corev1.Pod) bool {
+	c := podCondition(&p.Status, corev1.PodReady)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+func isTerminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
