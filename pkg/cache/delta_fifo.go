@@ -76,7 +76,7 @@ type DeltaFIFOConfig[T Object] struct {
 // A key is queued at most once however many changes it accumulates; Pop
 // hands all of a key's changes to one call. It is safe for concurrent use:
 // producers call Add, Update, Delete, Replace and Resync, one consumer calls
-// Pop.
+// Pop or PopBatch.
 type DeltaFIFO[T Object] struct {
 	// processMu is held while popped deltas are processed, and by Replace
 	// and Resync, which compare the queue with the processed objects and so

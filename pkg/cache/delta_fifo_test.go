@@ -227,3 +227,37 @@ func TestDeltaFIFOTransform(t *testing.T) {
 		t.Errorf("-want +got:\n%s", d)
 	}
 }
+
+func TestDeltaFIFOProducersDoNotWaitForProcessing(t *testing.T) {
+	store := newIndexer(t)
+	f := newFIFO(t, store)
+	if err := f.Replace([]*corev1.Pod{pod("ns", "a", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	err := f.Pop(context.Background(), func(d cache.Deltas[*corev1.Pod], initial bool) error {
+		// While a is being processed (popped, not yet stored): a producer
+		// is not blocked, a delete of a is kept, and the FIFO is not synced.
+		done := make(chan error)
+		go func() { done <- f.Delete(pod("ns", "a", "2")) }()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		if f.HasSynced() {
+			t.Error("synced before the initial list was processed")
+		}
+		if !initial {
+			t.Error("initial list not flagged")
+		}
+		return store.Add(d[0].Object)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.HasSynced() {
+		t.Error("not synced after processing the initial list")
+	}
+	want := []popped{{Key: "ns/a", Deltas: []string{"Deleted:2"}}}
+	if d := cmp.Diff(want, popAll(t, f, nil)); d != "" {
+		t.Errorf("-want +got:\n%s", d)
+	}
+}
