@@ -139,6 +139,7 @@ func (s *Server) serveAPIResourceList(w http.ResponseWriter, r *http.Request, gv
 			})
 		}
 	}
+	list.APIResources = append(list.APIResources, reviewDiscovery(gv)...)
 	if len(list.APIResources) == 0 {
 		s.writeError(w, r, notFound())
 		return

@@ -113,6 +113,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.serveAPIResourceList(w, r, gv)
 		return
 	}
+	if s.serveReview(w, r, gv, rest) {
+		return
+	}
 	q, err := s.parseRequest(r, gv, rest)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -170,6 +170,12 @@ func New(cfg Config) (*Server, error) {
 			s.groups = append(s.groups, gv)
 		}
 	}
+	for _, gv := range reviewGroupVersions() {
+		if !seen[gv] {
+			seen[gv] = true
+			s.groups = append(s.groups, gv)
+		}
+	}
 	s.handler = s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock, cfg.Logger)
 	if err := s.ensureSystemNamespaces(context.Background()); err != nil {
 		return nil, err

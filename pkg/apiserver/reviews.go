@@ -1,0 +1,151 @@
+package apiserver
+
+import (
+	"net/http"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The self-review resources answer "who am I" and "may I" for the caller.
+// They are created and answered, never stored. kplane authorizes nothing,
+// so every access review is allowed (as with kube-apiserver's AlwaysAllow
+// authorizer), and the caller is the subject of its TLS client certificate
+// when it presents one, otherwise system:anonymous.
+
+// reviewResource is a create-only resource that answers without storing.
+type reviewResource struct {
+	gvk      schema.GroupVersionKind
+	resource string
+	singular string
+	// answer decodes nothing: it fills in the status of the decoded object.
+	newObj func() runtime.Object
+	answer func(r *http.Request, obj runtime.Object) error
+}
+
+// reviewResources lists the self-review resources, in discovery order.
+var reviewResources = []reviewResource{
+	{
+		gvk:      authenticationv1.SchemeGroupVersion.WithKind("SelfSubjectReview"),
+		resource: "selfsubjectreviews", singular: "selfsubjectreview",
+		newObj: func() runtime.Object { return &authenticationv1.SelfSubjectReview{} },
+		answer: func(r *http.Request, obj runtime.Object) error {
+			obj.(*authenticationv1.SelfSubjectReview).Status.UserInfo = callerInfo(r)
+			return nil
+		},
+	},
+	{
+		gvk:      authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview"),
+		resource: "selfsubjectaccessreviews", singular: "selfsubjectaccessreview",
+		newObj: func() runtime.Object { return &authorizationv1.SelfSubjectAccessReview{} },
+		answer: func(_ *http.Request, obj runtime.Object) error {
+			sar := obj.(*authorizationv1.SelfSubjectAccessReview)
+			if (sar.Spec.ResourceAttributes == nil) == (sar.Spec.NonResourceAttributes == nil) {
+				return apierrors.NewInvalid(authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview").GroupKind(), "", field.ErrorList{
+					field.Invalid(field.NewPath("spec", "resourceAttributes"), sar.Spec.ResourceAttributes,
+						"exactly one of nonResourceAttributes or resourceAttributes must be specified"),
+				})
+			}
+			sar.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: allowReason}
+			return nil
+		},
+	},
+	{
+		gvk:      authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectRulesReview"),
+		resource: "selfsubjectrulesreviews", singular: "selfsubjectrulesreview",
+		newObj: func() runtime.Object { return &authorizationv1.SelfSubjectRulesReview{} },
+		answer: func(_ *http.Request, obj runtime.Object) error {
+			obj.(*authorizationv1.SelfSubjectRulesReview).Status = authorizationv1.SubjectRulesReviewStatus{
+				ResourceRules:    []authorizationv1.ResourceRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
+				NonResourceRules: []authorizationv1.NonResourceRule{{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}},
+			}
+			return nil
+		},
+	},
+}
+
+// allowReason explains every allowed access review.
+const allowReason = "kplane does not authorize requests: everything is allowed"
+
+// callerInfo identifies the caller by its verified TLS client certificate
+// (common name as user, organizations as groups), as kube-apiserver's
+// x509 authenticator does; without one the caller is anonymous.
+func callerInfo(r *http.Request) authenticationv1.UserInfo {
+	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.PeerCertificates) > 0 {
+		subject := r.TLS.PeerCertificates[0].Subject
+		groups := append([]string{}, subject.Organization...)
+		return authenticationv1.UserInfo{Username: subject.CommonName, Groups: append(groups, "system:authenticated")}
+	}
+	return authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
+}
+
+// reviewGroupVersions are the group versions of the self-review resources.
+func reviewGroupVersions() []schema.GroupVersion {
+	var out []schema.GroupVersion
+	for _, rr := range reviewResources {
+		if gv := rr.gvk.GroupVersion(); len(out) == 0 || out[len(out)-1] != gv {
+			out = append(out, gv)
+		}
+	}
+	return out
+}
+
+// reviewDiscovery returns the discovery entries of the self-review
+// resources in gv.
+func reviewDiscovery(gv schema.GroupVersion) []metav1.APIResource {
+	var out []metav1.APIResource
+	for _, rr := range reviewResources {
+		if rr.gvk.GroupVersion() == gv {
+			out = append(out, metav1.APIResource{Name: rr.resource, SingularName: rr.singular, Kind: rr.gvk.Kind, Verbs: metav1.Verbs{"create"}})
+		}
+	}
+	return out
+}
+
+// serveReview answers a request for a self-review resource and reports
+// whether the path was one.
+func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion, rest []string) bool {
+	if len(rest) != 1 {
+		return false
+	}
+	var rr *reviewResource
+	for i := range reviewResources {
+		if reviewResources[i].gvk.GroupVersion() == gv && reviewResources[i].resource == rest[0] {
+			rr = &reviewResources[i]
+		}
+	}
+	if rr == nil {
+		return false
+	}
+	gr := schema.GroupResource{Group: gv.Group, Resource: rr.resource}
+	rec := recordFrom(r.Context())
+	rec.verb, rec.group, rec.version, rec.resource, rec.scope = "POST", gv.Group, gv.Version, rr.resource, "cluster"
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
+		return true
+	}
+	opts, err := parseWriteOptions(r, "CreateOptions")
+	if err != nil {
+		s.writeError(w, r, err)
+		return true
+	}
+	obj := rr.newObj()
+	warnings, err := s.decodeBody(w, r, obj, rr.gvk, opts.fieldValidation)
+	if err != nil {
+		s.writeError(w, r, err)
+		return true
+	}
+	if err := rr.answer(r, obj); err != nil {
+		s.writeError(w, r, err)
+		return true
+	}
+	obj.GetObjectKind().SetGroupVersionKind(rr.gvk)
+	addWarnings(w, warnings)
+	writeJSON(w, http.StatusCreated, obj)
+	return true
+}
