@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -100,6 +101,7 @@ func TestHostileBodies(t *testing.T) {
 		{name: "patch resourceVersion abc", method: "PATCH", path: a, body: `{"metadata":{"resourceVersion":"abc"}}`, headers: merge, code: 422, reason: metav1.StatusReasonInvalid, message: `metadata.resourceVersion: Invalid value: "abc"`},
 		{name: "patch uid", method: "PATCH", path: a, body: `{"metadata":{"uid":"other"}}`, headers: merge, code: 422, reason: metav1.StatusReasonInvalid, message: `metadata.uid: Invalid value: "other": field is immutable`},
 		{name: "patch name", method: "PATCH", path: a, body: `{"metadata":{"name":"b"}}`, headers: merge, code: 400, reason: metav1.StatusReasonBadRequest, message: "the name of the object (b) does not match the name on the URL (a)"},
+		{name: "JSON patch copy bomb", method: "PATCH", path: a, body: copyBomb(40), headers: []string{"Content-Type", "application/json-patch+json"}, code: 422, reason: metav1.StatusReasonInvalid},
 		{name: "delete with another kind as body", method: "DELETE", path: a, body: `{"apiVersion":"v1","kind":"Pod"}`, code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid DeleteOptions"},
 		{name: "delete with malformed body", method: "DELETE", path: a, body: `{"x":`, code: 400, reason: metav1.StatusReasonBadRequest},
 	})
@@ -113,4 +115,15 @@ func TestHostileBodies(t *testing.T) {
 	if len(list.Items) != 1 {
 		t.Errorf("refused requests left %d pods, want 1", len(list.Items))
 	}
+}
+
+// copyBomb is a JSON patch whose copies double the object n times.
+func copyBomb(n int) string {
+	var b strings.Builder
+	b.WriteString(`[{"op":"add","path":"/metadata/annotations","value":{"x":"` + strings.Repeat("x", 1024) + `"}}`)
+	for i := range n {
+		fmt.Fprintf(&b, `,{"op":"copy","from":"/metadata/annotations","path":"/metadata/annotations/k%d"}`, i)
+	}
+	b.WriteString("]")
+	return b.String()
 }

@@ -18,6 +18,12 @@ var ErrCannotApply = errors.New("patch cannot be applied")
 // maxOperations bounds a JSON patch, as kube-apiserver does.
 const maxOperations = 10000
 
+// maxCopyBytes bounds the JSON size of everything a patch's copy
+// operations duplicate, kube-apiserver's default: without it a few dozen
+// copies of a value into itself double the document each time and exhaust
+// memory long before validation could refuse the result.
+const maxCopyBytes = 3 << 20
+
 // decode parses JSON keeping numbers exact.
 func decode(data []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
@@ -91,6 +97,7 @@ func JSONPatch(doc, patch []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: document: %v", ErrCannotApply, err)
 	}
+	copied := 0
 	for i, op := range ops {
 		if op.Path == nil {
 			return nil, fmt.Errorf("%w: operation %d: missing path", ErrBadPatch, i)
@@ -155,6 +162,13 @@ func JSONPatch(doc, patch []byte) ([]byte, error) {
 			}
 			var v any
 			if v, err = get(d, f); err == nil {
+				size, serr := json.Marshal(v)
+				if serr != nil {
+					return nil, fmt.Errorf("%w: operation %d: %v", ErrCannotApply, i, serr)
+				}
+				if copied += len(size); copied > maxCopyBytes {
+					return nil, fmt.Errorf("%w: operation %d: the values copied add up to more than %d bytes", ErrCannotApply, i, maxCopyBytes)
+				}
 				d, err = add(d, path, deepCopy(v))
 			}
 		case "test":

@@ -3,6 +3,7 @@ package patch
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -113,6 +114,7 @@ func FuzzJSONPatch(f *testing.F) {
 	f.Add([]byte(`{"a":[1,2,{"b":null}],"c":"d"}`), []byte(`[{"op":"move","from":"/a/2","path":"/e"},{"op":"copy","from":"/c","path":"/a/-"}]`))
 	f.Add([]byte(`{"a":1}`), []byte(`[{"op":"remove","path":"/a"},{"op":"test","path":"","value":{}}]`))
 	f.Add([]byte(`[]`), []byte(`[{"op":"add","path":"/-","value":[1]}]`))
+	f.Add([]byte(`{"a":{"b":"cccccccccccccccc"}}`), []byte(`[{"op":"copy","from":"/a","path":"/a/x"},{"op":"copy","from":"/a","path":"/a/y"},{"op":"copy","from":"/a","path":"/a/z"}]`))
 	f.Fuzz(func(t *testing.T, doc, patch []byte) {
 		orig := string(doc)
 		out, err := JSONPatch(doc, patch)
@@ -146,4 +148,44 @@ func FuzzMergePatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSONPatchCopyLimit checks that copies which double the document are
+// refused once they add up to maxCopyBytes, long before memory runs out,
+// and that copies below the limit still apply.
+func TestJSONPatchCopyLimit(t *testing.T) {
+	doubling := func(n int) []byte {
+		ops := []map[string]any{{"op": "add", "path": "/a", "value": map[string]any{"x": strings.Repeat("x", 1024)}}}
+		for i := range n {
+			ops = append(ops, map[string]any{"op": "copy", "from": "/a", "path": "/a/c" + string(rune('a'+i%26)) + string(rune('a'+i/26))})
+		}
+		data, err := json.Marshal(ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for _, tc := range []struct {
+		name    string
+		copies  int
+		refused bool
+	}{
+		{"few copies", 4, false},
+		{"just under the limit", 11, false}, // about 2 MiB copied in all
+		{"over the limit", 12, true},
+		{"a bomb", 60, true}, // 2^60 KiB if nothing stopped it
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := JSONPatch([]byte(`{}`), doubling(tc.copies))
+			if tc.refused {
+				if !errors.Is(err, ErrCannotApply) {
+					t.Fatalf("got %d bytes, err %v; want ErrCannotApply", len(out), err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
