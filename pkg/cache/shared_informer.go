@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,7 +79,7 @@ type SharedIndexInformer[T Object] struct {
 	listenerWG        sync.WaitGroup
 	watchErrorHandler func(ctx context.Context, err error)
 	resyncCheck       time.Duration
-	reflector         *Reflector[T]
+	reflector         atomic.Pointer[Reflector[T]] // set by Run
 }
 
 // NewSharedIndexInformer validates cfg and returns an informer; it starts
@@ -134,9 +135,7 @@ func (s *SharedIndexInformer[T]) HasSynced() bool { return s.fifo.HasSynced() }
 // LastSyncResourceVersion returns the resourceVersion the cache reflects,
 // "" before Run.
 func (s *SharedIndexInformer[T]) LastSyncResourceVersion() string {
-	s.mu.Lock()
-	r := s.reflector
-	s.mu.Unlock()
+	r := s.reflector.Load()
 	if r == nil {
 		return ""
 	}
@@ -281,7 +280,7 @@ func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
 		s.cfg.Logger.ErrorContext(ctx, "cannot build reflector", "err", err)
 		return
 	}
-	s.reflector = r
+	s.reflector.Store(r)
 	for _, l := range s.listeners {
 		s.listenerWG.Go(l.run)
 	}
