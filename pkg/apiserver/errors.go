@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,14 +100,20 @@ func (s *Server) writeErrorFor(w http.ResponseWriter, r *http.Request, err error
 	if st.Code == 0 {
 		st.Code = http.StatusInternalServerError
 	}
+	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		// As kube-apiserver does: client-go retries such answers after the delay.
+		w.Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
+	}
 	if st.Code >= 500 && st.Reason != metav1.StatusReasonTimeout {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	writeJSON(w, int(st.Code), &st)
 }
 
-func methodNotAllowed(r *http.Request) error {
-	return apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method)
+// methodNotAllowed is kube-apiserver's 405 for a method a path does not
+// serve (its router answers these before any resource is involved).
+func methodNotAllowed(*http.Request) error {
+	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "", 0, false)
 }
 
 // notFound is kube-apiserver's answer for a path it does not serve.

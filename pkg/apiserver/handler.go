@@ -245,25 +245,25 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 			q.verb = "deletecollection"
 		}
 	default:
-		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+		return nil, methodNotAllowed(r)
 	}
 	// Which verbs each kind of path supports.
 	needsName := q.verb == "get" || q.verb == "update" || q.verb == "patch" || q.verb == "delete"
 	switch {
 	case needsName && q.name == "":
-		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+		return nil, methodNotAllowed(r)
 	case q.subresource == "binding":
 		if q.verb != "create" {
-			return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+			return nil, methodNotAllowed(r)
 		}
 	case q.verb == "deletecollection" && res.info.NoDeleteCollection:
-		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+		return nil, methodNotAllowed(r)
 	case q.verb == "create" && q.name != "":
-		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+		return nil, methodNotAllowed(r)
 	case q.subresource != "" && q.verb != "get" && q.verb != "update" && q.verb != "patch":
-		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+		return nil, methodNotAllowed(r)
 	case watchPath && q.verb != "watch":
-		return nil, apierrors.NewMethodNotSupported(q.gr(), r.Method)
+		return nil, methodNotAllowed(r)
 	case res.info.Namespaced && q.namespace == "" && (q.name != "" || q.verb == "create" || q.verb == "deletecollection"):
 		// Namespaced objects are only addressed inside their namespace.
 		return nil, notFound()

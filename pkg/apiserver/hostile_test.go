@@ -127,3 +127,27 @@ func copyBomb(n int) string {
 	b.WriteString("]")
 	return b.String()
 }
+
+// TestHostileRoutes covers methods and paths the server does not serve.
+func TestHostileRoutes(t *testing.T) {
+	e := newTestEnv(t)
+	e.mustCreate(podPath("default", ""), testPod("a", nil), nil)
+	const notAllowed = "the server does not allow this method on the requested resource"
+	runHostile(t, e, []hostileCase{
+		{name: "PUT on a collection", method: "PUT", path: podPath("default", ""), body: `{}`, code: 405, reason: metav1.StatusReasonMethodNotAllowed, message: notAllowed},
+		{name: "POST on an object", method: "POST", path: podPath("default", "a"), body: `{}`, code: 405, reason: metav1.StatusReasonMethodNotAllowed, message: notAllowed},
+		{name: "TRACE", method: "TRACE", path: podPath("default", ""), code: 405, reason: metav1.StatusReasonMethodNotAllowed, message: notAllowed},
+		{name: "DELETE on a status", method: "DELETE", path: podPath("default", "a") + "/status", code: 405, reason: metav1.StatusReasonMethodNotAllowed, message: notAllowed},
+		{name: "unknown resource", method: "GET", path: "/api/v1/foos", code: 404, reason: metav1.StatusReasonNotFound, message: "the server could not find the requested resource"},
+		{name: "unknown subresource", method: "GET", path: podPath("default", "a") + "/bogus", code: 404, reason: metav1.StatusReasonNotFound},
+		{name: "encoded slash in a name", method: "GET", path: podPath("default", "a%2Fb"), code: 404, reason: metav1.StatusReasonNotFound},
+		{name: "dot-dot name", method: "GET", path: podPath("default", "%2E%2E"), code: 400, reason: metav1.StatusReasonBadRequest},
+	})
+	// A resourceVersion the store has not reached is a 504 that client-go
+	// retries after the Retry-After delay.
+	r := e.do("GET", podPath("default", "")+"?resourceVersion=99999999&resourceVersionMatch=NotOlderThan", nil)
+	r.expect(t, 504, metav1.StatusReasonTimeout)
+	if got := r.header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After = %q, want 1", got)
+	}
+}
