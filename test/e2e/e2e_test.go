@@ -328,6 +328,11 @@ func TestAPIServerTLS(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "namespace/kube-system") {
 			t.Fatalf("kubectl over TLS: %v\n%s", err, out)
 		}
+		// The admin client certificate is who kubectl is.
+		out, err = exec.Command(kubectl, "--kubeconfig", s.kubeconfig, "auth", "whoami").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "kplane-admin") || !strings.Contains(string(out), "[system:masters system:authenticated]") {
+			t.Fatalf("kubectl auth whoami over TLS: %v\n%s", err, out)
+		}
 	}
 	s.stop(t)
 }
