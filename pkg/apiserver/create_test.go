@@ -80,7 +80,9 @@ func TestCreateErrors(t *testing.T) {
 		{name: "bad fieldValidation", path: podPath("default", "") + "?fieldValidation=Loud", body: testPod("p", nil), code: 422, reason: metav1.StatusReasonInvalid},
 		{name: "bad dryRun", path: podPath("default", "") + "?dryRun=Some", body: testPod("p", nil), code: 422, reason: metav1.StatusReasonInvalid},
 		{name: "post with name", path: podPath("default", "p"), body: testPod("p", nil), code: 405, reason: metav1.StatusReasonMethodNotAllowed},
-		{name: "namespaced without namespace", path: "/api/v1/pods", body: testPod("p", nil), code: 404, reason: metav1.StatusReasonNotFound},
+		// The all-namespaces path serves list and watch only: kube-apiserver
+		// answers a POST there with 405, as for any method a path lacks.
+		{name: "namespaced without namespace", path: "/api/v1/pods", body: testPod("p", nil), code: 405, reason: metav1.StatusReasonMethodNotAllowed},
 		{name: "unknown resource", path: "/api/v1/namespaces/default/widgets", body: testPod("p", nil), code: 404, reason: metav1.StatusReasonNotFound},
 		{name: "deployment selector mismatch", path: deployPath("default", ""), body: func() any {
 			d := testDeployment("d", 1)

@@ -28,13 +28,19 @@ type writeOptions struct {
 	fieldValidation string // Strict, Warn (the default) or Ignore
 }
 
-// parseWriteOptions reads dryRun and fieldValidation; kind names the
-// options type in errors (CreateOptions, UpdateOptions, PatchOptions).
+// parseWriteOptions reads dryRun and fieldValidation and checks them and
+// fieldManager (and force, for a patch) as kube-apiserver does; kind names
+// the options type in errors (CreateOptions, UpdateOptions, PatchOptions).
 func parseWriteOptions(r *http.Request, kind string) (writeOptions, error) {
 	q := r.URL.Query()
 	dryRun := q["dryRun"]
 	fv := q.Get("fieldValidation")
 	var errs field.ErrorList
+	if _, force := q["force"]; force && kind == "PatchOptions" {
+		// Only server-side apply, which this server refuses, takes force.
+		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
+	}
+	errs = append(errs, metav1validation.ValidateFieldManager(q.Get("fieldManager"), field.NewPath("fieldManager"))...)
 	errs = append(errs, metav1validation.ValidateDryRun(field.NewPath("dryRun"), dryRun)...)
 	errs = append(errs, metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), fv)...)
 	if len(errs) > 0 {

@@ -264,9 +264,13 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 		return nil, methodNotAllowed(r)
 	case watchPath && q.verb != "watch":
 		return nil, methodNotAllowed(r)
-	case res.info.Namespaced && q.namespace == "" && (q.name != "" || q.verb == "create" || q.verb == "deletecollection"):
+	case res.info.Namespaced && q.namespace == "" && q.name != "":
 		// Namespaced objects are only addressed inside their namespace.
 		return nil, notFound()
+	case res.info.Namespaced && q.namespace == "" && (q.verb == "create" || q.verb == "deletecollection"):
+		// The all-namespaces path exists (to list and watch), so kube-apiserver
+		// answers other methods on it with 405.
+		return nil, methodNotAllowed(r)
 	}
 	return q, nil
 }

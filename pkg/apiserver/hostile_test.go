@@ -102,6 +102,9 @@ func TestHostileBodies(t *testing.T) {
 		{name: "patch uid", method: "PATCH", path: a, body: `{"metadata":{"uid":"other"}}`, headers: merge, code: 422, reason: metav1.StatusReasonInvalid, message: `metadata.uid: Invalid value: "other": field is immutable`},
 		{name: "patch name", method: "PATCH", path: a, body: `{"metadata":{"name":"b"}}`, headers: merge, code: 400, reason: metav1.StatusReasonBadRequest, message: "the name of the object (b) does not match the name on the URL (a)"},
 		{name: "JSON patch copy bomb", method: "PATCH", path: a, body: copyBomb(40), headers: []string{"Content-Type", "application/json-patch+json"}, code: 422, reason: metav1.StatusReasonInvalid},
+		{name: "fieldManager too long", method: "POST", path: pods + "?fieldManager=" + strings.Repeat("m", 129), body: `{"metadata":{"name":"b"}}`, headers: nil, code: 422, reason: metav1.StatusReasonInvalid, message: "fieldManager: Too long"},
+		{name: "fieldManager unprintable", method: "PUT", path: a + "?fieldManager=%01", body: `{"metadata":{"name":"a"}}`, code: 422, reason: metav1.StatusReasonInvalid, message: "fieldManager: Invalid value"},
+		{name: "force on a merge patch", method: "PATCH", path: a + "?force=true", body: `{}`, headers: merge, code: 422, reason: metav1.StatusReasonInvalid, message: "force: Forbidden: may not be specified for non-apply patch"},
 		{name: "delete with another kind as body", method: "DELETE", path: a, body: `{"apiVersion":"v1","kind":"Pod"}`, code: 400, reason: metav1.StatusReasonBadRequest, message: "invalid DeleteOptions"},
 		{name: "delete with malformed body", method: "DELETE", path: a, body: `{"x":`, code: 400, reason: metav1.StatusReasonBadRequest},
 	})
@@ -138,6 +141,8 @@ func TestHostileRoutes(t *testing.T) {
 		{name: "POST on an object", method: "POST", path: podPath("default", "a"), body: `{}`, code: 405, reason: metav1.StatusReasonMethodNotAllowed, message: notAllowed},
 		{name: "TRACE", method: "TRACE", path: podPath("default", ""), code: 405, reason: metav1.StatusReasonMethodNotAllowed, message: notAllowed},
 		{name: "DELETE on a status", method: "DELETE", path: podPath("default", "a") + "/status", code: 405, reason: metav1.StatusReasonMethodNotAllowed, message: notAllowed},
+		{name: "DELETE on all namespaces", method: "DELETE", path: "/api/v1/pods", code: 405, reason: metav1.StatusReasonMethodNotAllowed, message: notAllowed},
+		{name: "GET of a namespaced object without its namespace", method: "GET", path: "/api/v1/pods/a", code: 404, reason: metav1.StatusReasonNotFound},
 		{name: "unknown resource", method: "GET", path: "/api/v1/foos", code: 404, reason: metav1.StatusReasonNotFound, message: "the server could not find the requested resource"},
 		{name: "unknown subresource", method: "GET", path: podPath("default", "a") + "/bogus", code: 404, reason: metav1.StatusReasonNotFound},
 		{name: "encoded slash in a name", method: "GET", path: podPath("default", "a%2Fb"), code: 404, reason: metav1.StatusReasonNotFound},
