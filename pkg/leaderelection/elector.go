@@ -189,22 +189,26 @@ func (e *Elector) lead(ctx context.Context, renewedAt time.Time) error {
 	// while a renewal request is in flight (requests use leadCtx too).
 	deadline := e.afterFunc(renewedAt.Add(e.cfg.RenewDeadline).Sub(clk.Now()), cancelLead)
 
-	e.mu.Lock()
-	e.leadDone = leadCtx.Done()
-	e.renewedAt = renewedAt
-	e.callbackRunning = true
-	e.mu.Unlock()
-	e.metric.On()
-
+	// An acquisition that took longer than RenewDeadline is already lost:
+	// OnStartedLeading is not called with a dead context.
+	started := leadCtx.Err() == nil
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer func() {
-			e.mu.Lock()
-			e.callbackRunning = false
-			e.mu.Unlock()
-		}()
-		e.cfg.Callbacks.OnStartedLeading(leadCtx)
-	})
+	if started {
+		e.mu.Lock()
+		e.leadDone = leadCtx.Done()
+		e.renewedAt = renewedAt
+		e.callbackRunning = true
+		e.mu.Unlock()
+		e.metric.On()
+		wg.Go(func() {
+			defer func() {
+				e.mu.Lock()
+				e.callbackRunning = false
+				e.mu.Unlock()
+			}()
+			e.cfg.Callbacks.OnStartedLeading(leadCtx)
+		})
+	}
 
 	for e.sleep(leadCtx, e.cfg.RetryPeriod) {
 		start := clk.Now()
@@ -236,14 +240,16 @@ func (e *Elector) lead(ctx context.Context, renewedAt time.Time) error {
 	e.mu.Lock()
 	e.leadDone = nil
 	e.mu.Unlock()
-	e.metric.Off()
+	if started {
+		e.metric.Off()
+	}
 	wg.Wait()
 
 	if e.cfg.ReleaseOnCancel && !lost {
 		e.release(ctx)
 	}
 	log.Info("stopped leading", "lost", lost)
-	if f := e.cfg.Callbacks.OnStoppedLeading; f != nil {
+	if f := e.cfg.Callbacks.OnStoppedLeading; f != nil && started {
 		f()
 	}
 	if lost {

@@ -598,3 +598,25 @@ func TestNewValidates(t *testing.T) {
 		})
 	}
 }
+
+func TestAcquisitionSlowerThanRenewDeadlineDoesNotLead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		c := &fakeLock{store: store, id: "a"}
+		c.slowWrite.Store(int64(DefaultRenewDeadline + time.Second))
+		rec := &recorder{}
+		e, err := New(Config{Lock: c, Callbacks: rec.callbacks("a")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Run(context.Background()); !errors.Is(err, ErrLeadershipLost) {
+			t.Errorf("Run = %v, want ErrLeadershipLost", err)
+		}
+		if events, _ := rec.snapshot(); len(events) != 0 {
+			t.Errorf("callbacks called: %v", events)
+		}
+		if got, _, _ := store.get(); got.HolderIdentity != "a" {
+			t.Errorf("holder %q, want a: the write did land", got.HolderIdentity)
+		}
+	})
+}

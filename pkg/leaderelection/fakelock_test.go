@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -44,11 +45,12 @@ var errPartitioned = errors.New("partitioned from the server")
 // fail at once; hang makes every call block until its context ends;
 // readOnly makes writes fail.
 type fakeLock struct {
-	store    *fakeStore
-	id       string
-	down     atomic.Bool
-	hang     atomic.Bool
-	readOnly atomic.Bool
+	store     *fakeStore
+	id        string
+	down      atomic.Bool
+	hang      atomic.Bool
+	readOnly  atomic.Bool
+	slowWrite atomic.Int64 // nanoseconds every write takes, regardless of its context
 }
 
 var _ Lock = (*fakeLock)(nil)
@@ -64,11 +66,17 @@ func (l *fakeLock) fail(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// write fails as configured; then, if slowWrite is set, it takes that
+// long and succeeds even if ctx ended meanwhile (the server got it).
 func (l *fakeLock) write(ctx context.Context) error {
 	if l.readOnly.Load() {
 		return errors.New("forbidden")
 	}
-	return l.fail(ctx)
+	if err := l.fail(ctx); err != nil {
+		return err
+	}
+	time.Sleep(time.Duration(l.slowWrite.Load()))
+	return nil
 }
 
 func (l *fakeLock) Get(ctx context.Context) (Record, string, error) {
