@@ -85,7 +85,6 @@ func (n *nodeSpec) status(now time.Time) corev1.NodeStatus {
 			OSImage:                 "kplane simulated node",
 			ContainerRuntimeVersion: "kplane://simulated",
 			KubeletVersion:          KubeletVersion,
-			KubeProxyVersion:        KubeletVersion,
 			OperatingSystem:         "linux",
 			Architecture:            runtime.GOARCH,
 		},
@@ -161,8 +160,10 @@ func (h *heartbeat) beat(ctx context.Context) {
 		if h.namespaceSet {
 			if err := h.renew(ctx, n); err != nil {
 				if apierrors.IsNotFound(err) && ctx.Err() == nil {
-					// The node may have been deleted: register it again.
+					// The node, and with it the Lease, or the namespace may
+					// have been deleted: make them again on the next beat.
 					delete(h.nodeUIDs, n.name)
+					h.namespaceSet = false
 				}
 				h.logger.Error("can not renew node lease", "node", n.name, "err", err)
 			}

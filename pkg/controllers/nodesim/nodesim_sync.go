@@ -482,11 +482,15 @@ func setAddresses(st *corev1.PodStatus, node *nodeSpec, ip string) {
 
 // imageID is a stable fake digest of an image reference.
 func imageID(image string) string {
-	sum := sha256.Sum256([]byte(image))
+	if strings.Contains(image, "@") {
+		// Pinned by digest already: that digest is the image's id.
+		return image
+	}
 	name := image
-	if i := strings.LastIndexAny(name, ":@"); i > strings.LastIndex(name, "/") {
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
 		name = name[:i]
 	}
+	sum := sha256.Sum256([]byte(image))
 	return name + "@sha256:" + hex.EncodeToString(sum[:])
 }
 
