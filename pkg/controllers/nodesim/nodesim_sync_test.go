@@ -43,7 +43,9 @@ func TestFits(t *testing.T) {
 		{"wrong effect", corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}},
 			readyNode(func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{noSchedule} }), "taint"},
 		{"PreferNoSchedule ignored", corev1.PodSpec{},
-			readyNode(func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectPreferNoSchedule}} }), ""},
+			readyNode(func(n *corev1.Node) {
+				n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectPreferNoSchedule}}
+			}), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := fits(&corev1.Pod{Spec: tc.pod}, tc.node)
