@@ -118,6 +118,9 @@ func (e *Elector) Check(maxOverdue time.Duration) error {
 // waits for it to return, releases the lock if ReleaseOnCancel is set and
 // ctx was cancelled, and calls OnStoppedLeading.
 //
+// An acquisition whose attempt took longer than RenewDeadline counts as
+// lost at once: OnStartedLeading is not called.
+//
 // Run blocks, and returns only after every goroutine it started has
 // exited. It returns nil when ctx was cancelled, ErrLeadershipLost when
 // leadership was lost while ctx was live, and an error if another Run of

@@ -34,9 +34,9 @@ func Example() {
 		return leaderelection.New(leaderelection.Config{
 			Lock:            lock,
 			ReleaseOnCancel: true,
-			// Short durations for the example; the defaults are 15s, 10s, 2s.
-			LeaseDuration: 3 * time.Second,
-			RenewDeadline: 2 * time.Second,
+			// A short retry period for the example; the defaults are 15s, 10s, 2s.
+			LeaseDuration: 10 * time.Second,
+			RenewDeadline: 5 * time.Second,
 			RetryPeriod:   500 * time.Millisecond,
 			Callbacks: leaderelection.Callbacks{
 				OnStartedLeading: func(ctx context.Context) {
