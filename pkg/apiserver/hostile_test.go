@@ -69,6 +69,8 @@ func TestHostileQueries(t *testing.T) {
 		{name: "watch=yes is a watch", method: "GET", path: pods + "?watch=yes&sendInitialEvents=true", code: 422, reason: metav1.StatusReasonInvalid, message: "sendInitialEvents requires setting resourceVersionMatch"},
 		{name: "watch=False is a list", method: "GET", path: pods + "?watch=False&sendInitialEvents=true", code: 422, reason: metav1.StatusReasonInvalid, message: "sendInitialEvents is forbidden for list"},
 		{name: "allowWatchBookmarks abc", method: "GET", path: pods + "?allowWatchBookmarks=abc", code: 200},
+		{name: "table includeObject", method: "GET", path: pods + "?includeObject=Bogus", headers: []string{"Accept", "application/json;as=Table;v=v1;g=meta.k8s.io"}, code: 400, reason: metav1.StatusReasonBadRequest,
+			message: `Unable to convert to Table as requested: includeObject: Invalid value: "Bogus"`},
 		{name: "gracePeriodSeconds abc", method: "DELETE", path: podPath("default", "a") + "?gracePeriodSeconds=abc", code: 400, reason: metav1.StatusReasonBadRequest, message: `strconv.ParseInt: parsing "abc": invalid syntax`},
 	})
 	// Nothing above deleted the pod.

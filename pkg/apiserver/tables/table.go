@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 )
@@ -49,10 +50,9 @@ func Convert(obj runtime.Object, now time.Time) (*metav1.Table, error) {
 // list (resourceVersion, continue, remainingItemCount) becomes the Table's;
 // for a single object the Table carries its resourceVersion.
 func ConvertWith(obj runtime.Object, now time.Time, opts metav1.TableOptions) (*metav1.Table, error) {
-	switch opts.IncludeObject {
-	case "", metav1.IncludeMetadata, metav1.IncludeNone, metav1.IncludeObject:
-	default:
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("unrecognized includeObject value: %q", opts.IncludeObject))
+	if errs := metav1validation.ValidateTableOptions(&opts); len(errs) > 0 {
+		// kube-apiserver's wording.
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("Unable to convert to Table as requested: %v", errs[0].Error()))
 	}
 	if obj == nil || (reflect.ValueOf(obj).Kind() == reflect.Pointer && reflect.ValueOf(obj).IsNil()) {
 		return nil, apierrors.NewBadRequest("no object to convert to a Table")
