@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -106,6 +107,12 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		}
 		gv, rest = schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
 	default:
+		s.writeError(w, r, notFound())
+		return
+	}
+	if slices.Contains(rest, "") {
+		// An empty segment (a//b) names no namespace, resource or object:
+		// it must not widen a request to every namespace.
 		s.writeError(w, r, notFound())
 		return
 	}
