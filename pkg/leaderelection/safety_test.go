@@ -2,6 +2,7 @@ package leaderelection
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -157,6 +158,8 @@ func (r *referee) count() int {
 	return len(r.terms)
 }
 
+var stressSeed = flag.Uint64("seed", 0, "seed of TestAtMostOneLeader's random actions; 0 picks one")
+
 // TestAtMostOneLeader runs several candidates against a kplane API server
 // and, at random, advances time, partitions candidates from the server
 // (requests failing or hanging), stops them (with or without releasing the
@@ -165,8 +168,11 @@ func (r *referee) count() int {
 // contract allows. No two terms may ever overlap: not their contexts, and
 // not their callbacks. Every candidate's clock is off by up to an hour.
 func TestAtMostOneLeader(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := *stressSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -seed=%d)", seed, seed)
 	steps := 2000
 	if testing.Short() {
 		steps = 300
