@@ -115,7 +115,11 @@ func (r *ResourceClient[T]) Create(ctx context.Context, obj T, opts metav1.Creat
 	if isNilPointer(obj) {
 		return zero, errors.New("client: create: object is nil")
 	}
-	path, err := r.collectionPath(r.writeNamespace(obj))
+	ns := r.writeNamespace(obj)
+	if r.res.Namespaced && ns == "" {
+		return zero, fmt.Errorf("client: %s are namespaced: name a namespace (ResourceClient.Namespace, or the object's own)", r.res.Resource)
+	}
+	path, err := r.collectionPath(ns)
 	if err != nil {
 		return zero, err
 	}
@@ -377,6 +381,9 @@ func (r *ResourceClient[T]) collectionPath(ns string) (string, error) {
 // subresource sub when sub is not empty. Segments are validated as client-go
 // validates them.
 func (r *ResourceClient[T]) objectPath(ns, name, sub string) (string, error) {
+	if r.res.Namespaced && ns == "" {
+		return "", fmt.Errorf("client: %s are namespaced: name a namespace (ResourceClient.Namespace, or the object's own)", r.res.Resource)
+	}
 	p, err := r.collectionPath(ns)
 	if err != nil {
 		return "", err

@@ -275,6 +275,14 @@ func TestBadArguments(t *testing.T) {
 		{"update without name", func() error { _, err := pods.Update(ctx, &corev1.Pod{}, metav1.UpdateOptions{}); return err }, "name may not be empty"},
 		{"patch without type", func() error { _, err := pods.Patch(ctx, "p", "", nil, metav1.PatchOptions{}); return err }, "patch type"},
 		{"nil scale", func() error { _, err := pods.UpdateScale(ctx, "p", nil, metav1.UpdateOptions{}); return err }, "nil"},
+		{"namespaced get without namespace", func() error {
+			_, err := NewResource(c, Pods).Get(ctx, "p", metav1.GetOptions{})
+			return err
+		}, "namespaced"},
+		{"namespaced create without namespace", func() error {
+			_, err := NewResource(c, Pods).Create(ctx, testPod("", "p"), metav1.CreateOptions{})
+			return err
+		}, "namespaced"},
 		{"descriptor without version", func() error {
 			_, err := NewResource(c, Resource[*corev1.Pod]{}).List(ctx, metav1.ListOptions{})
 			return err
