@@ -595,3 +595,27 @@ func TestE2EWatchReplaysToList(t *testing.T) {
 		t.Errorf("replayed watch differs from the list (-list +watch):\n%s", diff)
 	}
 }
+
+// TestE2EWatchTimeout checks that the server ends a watch after its
+// timeoutSeconds and that the client then closes the channel.
+func TestE2EWatchTimeout(t *testing.T) {
+	c := startServer(t, memory.Config{})
+	w, err := client.NewResource(c, client.Pods).Namespace("default").Watch(context.Background(), metav1.ListOptions{TimeoutSeconds: ptr.To[int64](1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			if ev.Type != watch.Bookmark {
+				t.Fatalf("unexpected event %s", ev.Type)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the watch outlived its timeoutSeconds")
+		}
+	}
+}
