@@ -123,7 +123,7 @@ func (r *fakeRecorder) count(reason string) int {
 
 // fixture is a syncer over in-memory listers and a fakeAPI.
 type fixture struct {
-	t        *testing.T
+	t        testing.TB
 	s        *syncer
 	api      *fakeAPI
 	rec      *fakeRecorder
@@ -135,7 +135,7 @@ type fixture struct {
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newFixture(t *testing.T, rs *appsv1.ReplicaSet, pods ...*corev1.Pod) *fixture {
+func newFixture(t testing.TB, rs *appsv1.ReplicaSet, pods ...*corev1.Pod) *fixture {
 	t.Helper()
 	rsIdx, err := cache.NewIndexer(cache.IndexerConfig[*appsv1.ReplicaSet]{})
 	if err != nil {
