@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -65,7 +66,10 @@ type EmbeddedConfig struct {
 type Embedded struct {
 	etcd   *embed.Etcd
 	client *clientv3.Client
-	// ClientURL and PeerURL are the URLs the member serves on.
+	// closeOnce makes Close idempotent; etcd's own Close is not.
+	closeOnce sync.Once
+	closeErr  error
+	// clientURL and peerURL are the URLs the member serves on.
 	clientURL, peerURL string
 }
 
@@ -224,12 +228,15 @@ func (e *Embedded) Err() <-chan error { return e.etcd.Err() }
 // Close closes the client and stops the member, waiting for its goroutines
 // and flushing its data. It is safe to call more than once.
 func (e *Embedded) Close() error {
-	err := e.client.Close()
-	e.etcd.Close()
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
-	return err
+	e.closeOnce.Do(func() {
+		err := e.client.Close()
+		e.etcd.Close()
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		e.closeErr = err
+	})
+	return e.closeErr
 }
 
 func freeLoopbackURL() (string, error) {

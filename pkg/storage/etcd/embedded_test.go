@@ -59,6 +59,9 @@ func TestEmbeddedKeepsDataAcrossRestart(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
+	if err := e.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
 
 	// The second start picks new ports over the same data.
 	e, s, b = start()
