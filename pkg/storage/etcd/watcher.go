@@ -56,6 +56,18 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if err != nil {
 		return nil, err
 	}
+	if rv > 0 {
+		// etcd would wait for a future revision; like the memory backend
+		// (and kube-apiserver, after its cache's wait), refuse it.
+		cur, err := s.b.CurrentRevision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rv > cur {
+			return nil, storage.NewError(storage.ErrCodeTooLargeResourceVersion, key, rv,
+				fmt.Sprintf("too large resource version: %d, current: %d", rv, cur))
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &watcher{
 		s:      s,

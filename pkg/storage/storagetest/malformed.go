@@ -15,6 +15,7 @@ import (
 var malformedTests = []test{
 	{name: "MalformedListOptions", run: testMalformedListOptions},
 	{name: "MalformedWatchOptions", run: testMalformedWatchOptions},
+	{name: "WatchTooLargeResourceVersion", run: testWatchTooLarge},
 }
 
 // malformedLists are GetList and Watch options no backend can serve,
@@ -77,6 +78,44 @@ func testMalformedWatchOptions(t *testing.T, b storage.Backend) {
 				w.Stop()
 			}
 			wantCode(t, err, storage.ErrCodeInvalidRequest, "Watch")
+		})
+	}
+}
+
+// testWatchTooLarge checks that a watch from a revision not written yet
+// fails at once with ErrCodeTooLargeResourceVersion (the API server's 504
+// that clients retry), rather than waiting for the revision to come, while
+// a watch from the current revision starts.
+func testWatchTooLarge(t *testing.T, b storage.Backend) {
+	s := configMaps(t, b)
+	ctx := context.Background()
+	create(t, s, newCM("ns", "a", "1", nil))
+	cur := currentRev(t, b)
+	yes := true
+	for _, tc := range []struct {
+		name string
+		key  string
+		opts storage.ListOptions
+	}{
+		{"prefix", "/configmaps/ns", storage.ListOptions{Recursive: true}},
+		{"single key", cmKey("ns", "a"), storage.ListOptions{}},
+		{"with initial events", "/configmaps/ns", storage.ListOptions{Recursive: true, SendInitialEvents: &yes,
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, ProgressNotify: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := tc.opts
+			opts.ResourceVersion = rvString(cur + 10)
+			w, err := s.Watch(ctx, tc.key, opts)
+			if err == nil {
+				w.Stop()
+			}
+			wantCode(t, err, storage.ErrCodeTooLargeResourceVersion, "Watch from a future revision")
+			opts.ResourceVersion = rvString(cur)
+			w, err = s.Watch(ctx, tc.key, opts)
+			if err != nil {
+				t.Fatalf("Watch from the current revision: %v", err)
+			}
+			w.Stop()
 		})
 	}
 }
