@@ -4,23 +4,26 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"io"
 
-	"github.com/davecgh/go-spew/spew"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/dump"
 )
 
-// ComputeHash returns the pod-template-hash of template: FNV-32a over the
-// template printed by go-spew (%#v, sorted map keys, no Stringer methods),
-// followed by collisionCount as 8 little-endian bytes when it is set, the
-// decimal sum encoded with rand.SafeEncodeString. This is the algorithm
-// Kubernetes uses, so the same template (with the same defaults filled in
-// and the same k8s.io/api types) hashes to the same name on both.
+// ComputeHash returns the pod-template-hash of template: FNV-32a over
+// dump.ForHash of the template (go-spew's %#v with sorted map keys and no
+// Stringer methods), followed by collisionCount as 8 little-endian bytes
+// when it is set, the decimal sum encoded with rand.SafeEncodeString.
+// This is the algorithm Kubernetes uses, so a template hashes to the same
+// value as on a cluster built with the same k8s.io/api version, provided
+// the API server filled in the same defaults. (The printed form names every
+// field of the Go types, so a k8s.io/api version that adds fields changes
+// the hashes, on Kubernetes too.)
 func ComputeHash(template *corev1.PodTemplateSpec, collisionCount *int32) string {
 	h := fnv.New32a()
-	printer := spew.ConfigState{Indent: " ", SortKeys: true, DisableMethods: true, SpewKeys: true}
-	printer.Fprintf(h, "%#v", *template)
+	_, _ = io.WriteString(h, dump.ForHash(*template))
 	if collisionCount != nil {
 		b := make([]byte, 8)
 		binary.LittleEndian.PutUint32(b, uint32(*collisionCount))

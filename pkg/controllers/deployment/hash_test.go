@@ -84,3 +84,11 @@ func TestEqualIgnoreHash(t *testing.T) {
 		t.Error("hash label only vs no labels are not equal")
 	}
 }
+
+func BenchmarkComputeHash(b *testing.B) {
+	tpl := template("registry.example/app:1.2.3", map[string]string{"app": "web", "tier": "frontend"})
+	b.ReportAllocs()
+	for b.Loop() {
+		ComputeHash(tpl, nil)
+	}
+}

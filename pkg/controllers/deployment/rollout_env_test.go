@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/kplane/kplane/pkg/client"
@@ -187,22 +188,23 @@ func TestRevisionHistoryLimit(t *testing.T) {
 	limit := int32(1)
 	d.Spec.RevisionHistoryLimit = &limit
 	h.create(d)
-	h.waitRolledOut("hist")
+	d = h.waitRolledOut("hist")
+	names := []string{findNewReplicaSet(d, ownedBy(h.replicaSets(), d)).Name}
 	for i := 1; i <= 3; i++ {
 		h.update("hist", setImage("img:"+strconv.Itoa(i)))
-		h.waitRolledOut("hist")
+		d = h.waitRolledOut("hist")
+		names = append(names, findNewReplicaSet(d, ownedBy(h.replicaSets(), d)).Name)
 	}
-	// Cleanup runs once the rollout is complete: wait for the sets to go.
-	var sets []*appsv1.ReplicaSet
-	testenv.WaitFor(t, h.env, client.Deployments, h.key("hist"), func(got *appsv1.Deployment) bool {
-		sets = ownedBy(h.replicaSets(), got)
-		return len(sets) == 2
-	})
+	// Revisions 1 and 2 go once a rollout is complete; 3 stays as the one
+	// old set the limit keeps.
+	testenv.WaitForDeletion(t, h.env, client.ReplicaSets, h.key(names[0]))
+	testenv.WaitForDeletion(t, h.env, client.ReplicaSets, h.key(names[1]))
+	sets := ownedBy(h.replicaSets(), d)
 	revs := map[string]bool{}
 	for _, rs := range sets {
 		revs[rs.Annotations[RevisionAnnotation]] = true
 	}
-	if !revs["4"] || !revs["3"] {
+	if len(sets) != 2 || !revs["4"] || !revs["3"] {
 		t.Errorf("kept revisions %v, want 3 and 4:%s", revs, describe(sets))
 	}
 }
@@ -267,5 +269,40 @@ func TestProgressDeadlineExceeded(t *testing.T) {
 	})
 	if c := getCondition(got.Status, appsv1.DeploymentProgressing); c.Status != corev1.ConditionFalse {
 		t.Errorf("Progressing = %s, want False", c.Status)
+	}
+}
+
+func TestAdoptsOrphanWithSameTemplate(t *testing.T) {
+	t.Parallel()
+	h := startHarness(t, clock.RealClock{})
+	d := testDeployment("adopt", 2, "img:1")
+	// An orphan set left behind by an orphaning delete of the same
+	// Deployment: same template plus a hash label.
+	orphan := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "adopt-old", Labels: map[string]string{"app": "adopt", PodTemplateHashLabel: "old"}},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: d.Spec.Replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "adopt", PodTemplateHashLabel: "old"}},
+			Template: *d.Spec.Template.DeepCopy(),
+		},
+	}
+	orphan.Spec.Template.Labels = map[string]string{"app": "adopt", PodTemplateHashLabel: "old"}
+	if _, err := h.rss.Create(t.Context(), orphan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The API server fills in template defaults; the Deployment's template
+	// gets the same ones, so they compare equal.
+	h.create(d)
+	d = h.waitRolledOut("adopt")
+	sets := h.replicaSets()
+	if len(sets) != 1 {
+		t.Fatalf("replica sets %v, want only the adopted one", sets)
+	}
+	rs := sets["adopt-old"]
+	if ref := metav1.GetControllerOf(rs); ref == nil || ref.UID != d.UID {
+		t.Fatalf("controller of the orphan = %+v, want the Deployment", ref)
+	}
+	if rs.Annotations[RevisionAnnotation] != "1" {
+		t.Errorf("adopted set revision %q, want 1", rs.Annotations[RevisionAnnotation])
 	}
 }
