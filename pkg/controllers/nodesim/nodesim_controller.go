@@ -236,10 +236,12 @@ func (sim *Simulator) NodeNames() []string {
 // the pod and node caches sync.
 func (sim *Simulator) Run(ctx context.Context, workers int) error {
 	defer sim.wakeups.stop()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// Deferred in this order so that the heartbeat is cancelled before it
+	// is waited for, on every way out.
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	registered, ticker := sim.heartbeat.start(ctx)
 	wg.Go(func() { sim.heartbeat.run(ctx, ticker) })
 	// Schedule nothing before the nodes registered are in the cache, or
@@ -258,9 +260,7 @@ func (sim *Simulator) Run(ctx context.Context, workers int) error {
 	if !cache.WaitForCacheSync(ctx, sim.podInformer.HasSynced, sim.nodeInfo.HasSynced, nodesVisible) {
 		return fmt.Errorf("nodesim: caches did not sync: %w", context.Cause(ctx))
 	}
-	err := sim.ctrl.Run(ctx, workers)
-	cancel()
-	return err
+	return sim.ctrl.Run(ctx, workers)
 }
 
 // podChanged enqueues a pod the simulator may have to act on: unbound, or
