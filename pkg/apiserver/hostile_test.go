@@ -62,6 +62,7 @@ func TestHostileQueries(t *testing.T) {
 		{name: "negative limit lists everything", method: "GET", path: pods + "?limit=-1", code: 200},
 		{name: "continue with resourceVersion", method: "GET", path: pods + "?limit=1&continue=x&resourceVersion=5", code: 400, reason: metav1.StatusReasonBadRequest, message: "specifying resource version is not allowed when using continue"},
 		{name: "resourceVersionMatch without resourceVersion", method: "GET", path: pods + "?resourceVersionMatch=NotOlderThan", code: 422, reason: metav1.StatusReasonInvalid, message: "resourceVersionMatch is forbidden unless resourceVersion is provided"},
+		{name: "negative timeoutSeconds ends the watch at once", method: "GET", path: pods + "?watch=true&timeoutSeconds=-5", code: 200},
 		{name: "timeoutSeconds abc", method: "GET", path: pods + "?watch=true&timeoutSeconds=abc", code: 400, reason: metav1.StatusReasonBadRequest, message: `strconv.ParseInt: parsing "abc": invalid syntax`},
 		// Booleans read as kube-apiserver reads them: anything but "0" and
 		// "false" is true, so watch=yes is a watch (and its options are

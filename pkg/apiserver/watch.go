@@ -42,6 +42,13 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 	if t := opts.timeoutSeconds; t != nil && *t > 0 {
 		timeout = time.Duration(*t) * time.Second
 	}
+	if t := opts.timeoutSeconds; t != nil && *t < 0 {
+		// kube-apiserver's watch timer fires at once for a negative
+		// timeout: the stream ends empty.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	watcher, err := q.res.store.Watch(ctx, q.res.prefix(q.namespace), opts.storage)
