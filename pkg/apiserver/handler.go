@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -278,6 +279,16 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 		// The all-namespaces path exists (to list and watch), so kube-apiserver
 		// answers other methods on it with 405.
 		return nil, methodNotAllowed(r)
+	}
+	// A name or namespace holding a NUL byte or invalid UTF-8 can name no
+	// stored object: like kube-apiserver, answer that it is not there
+	// rather than that the request is malformed.
+	unstorable := func(seg string) bool { return strings.IndexByte(seg, 0) >= 0 || !utf8.ValidString(seg) }
+	switch {
+	case q.name != "" && (unstorable(q.name) || unstorable(q.namespace)) && q.verb != "watch":
+		return nil, apierrors.NewNotFound(q.gr(), q.name)
+	case q.verb == "create" && unstorable(q.namespace):
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, q.namespace)
 	}
 	return q, nil
 }
