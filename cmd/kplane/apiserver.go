@@ -34,6 +34,7 @@ type apiServerOptions struct {
 	storage       string
 	etcdServers   []string
 	etcdPrefix    string
+	etcdTLS       etcd.TLSFiles
 	dataDir       string
 	kubeconfigOut string
 	tls           bool
@@ -54,10 +55,11 @@ from a self-signed CA kept in <data-dir>/pki, and the kubeconfig trusts the
 CA and presents an admin client certificate. Requests are not authorized:
 bind to loopback (the default) unless the network is trusted.
 
-Storage: --storage=memory keeps everything in this process (lost on exit).
---storage=etcd stores in etcd: the --etcd-servers cluster when given,
-otherwise an etcd member embedded in this process with its data in
-<data-dir>/etcd, which survives restarts.
+Storage: --storage=etcd (the default) stores in etcd: the --etcd-servers
+cluster when given (with --etcd-cafile, --etcd-certfile and --etcd-keyfile
+for TLS), otherwise an etcd member embedded in this process with its data in
+<data-dir>/etcd, which survives restarts and crashes. --storage=memory keeps
+everything in this process, for throwaway runs and tests (lost on exit).
 
 The server stops cleanly on SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
@@ -68,9 +70,12 @@ The server stops cleanly on SIGINT or SIGTERM.`,
 	f := cmd.Flags()
 	f.StringVar(&o.bindAddress, "bind-address", "127.0.0.1", "address to listen on")
 	f.IntVar(&o.port, "port", 6443, "port to listen on; 0 picks a free port")
-	f.StringVar(&o.storage, "storage", "memory", "storage backend: memory or etcd")
+	f.StringVar(&o.storage, "storage", "etcd", "storage backend: etcd (embedded unless --etcd-servers is given) or memory")
 	f.StringSliceVar(&o.etcdServers, "etcd-servers", nil, "etcd client URLs for --storage=etcd; empty runs an embedded etcd in <data-dir>/etcd")
 	f.StringVar(&o.etcdPrefix, "etcd-prefix", "/registry", "key prefix in etcd")
+	f.StringVar(&o.etcdTLS.CAFile, "etcd-cafile", "", "PEM CA bundle that verifies the --etcd-servers certificates (default: system roots when TLS is on)")
+	f.StringVar(&o.etcdTLS.CertFile, "etcd-certfile", "", "PEM client certificate for --etcd-servers; turns TLS on")
+	f.StringVar(&o.etcdTLS.KeyFile, "etcd-keyfile", "", "PEM client key for --etcd-certfile")
 	f.BoolVar(&o.watchCache, "watch-cache", true, "with --storage=etcd, serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	f.StringVar(&o.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
 	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate from a self-signed CA kept in <data-dir>/pki (the kubeconfig trusts it)")
@@ -162,8 +167,19 @@ func (o *apiServerOptions) openStorage(ctx context.Context, logger *slog.Logger)
 	case "etcd":
 		cfg := etcd.Config{Prefix: o.etcdPrefix, Logger: logger}
 		var emb *etcd.Embedded
+		tlsOn := o.etcdTLS != (etcd.TLSFiles{})
+		if tlsOn && len(o.etcdServers) == 0 {
+			return nil, nil, nil, fmt.Errorf("--etcd-cafile, --etcd-certfile and --etcd-keyfile need --etcd-servers")
+		}
 		if len(o.etcdServers) > 0 {
 			cfg.Endpoints = o.etcdServers
+			if tlsOn {
+				tc, err := o.etcdTLS.ClientConfig()
+				if err != nil {
+					return nil, nil, nil, fmt.Errorf("etcd TLS: %w", err)
+				}
+				cfg.TLS = tc
+			}
 		} else {
 			dir := filepath.Join(o.dataDir, "etcd")
 			var err error

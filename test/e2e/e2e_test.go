@@ -250,6 +250,8 @@ func TestAPIServerFlagsFailClearly(t *testing.T) {
 		{[]string{"apiserver", "--storage=disk"}, "--storage must be memory or etcd"},
 		{[]string{"apiserver", "--port=99999"}, "out of range"},
 		{[]string{"apiserver", "--bind-address=nope"}, "not an IP address"},
+		{[]string{"apiserver", "--etcd-certfile=c.pem", "--data-dir", "-unused-"}, "need --etcd-servers"},
+		{[]string{"apiserver", "--etcd-servers=https://127.0.0.1:1", "--etcd-cafile=/nonexistent/ca.pem", "--data-dir", "-unused-"}, "etcd TLS"},
 	} {
 		out, err := exec.Command(bin, tc.args...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
