@@ -15,12 +15,17 @@
 //     NoExecute taints tolerated and have room under their pod capacity.
 //     When none fits, the pod gets a PodScheduled=False condition with
 //     reason Unschedulable and is tried again when a node changes.
-//   - Starting: a pod bound to a simulated node shows phase Pending with
-//     its containers ContainerCreating, and StartupDelay later phase
+//   - Starting: a pod bound to a simulated node first shows phase Pending
+//     with its containers ContainerCreating (unless StartupDelay is
+//     negative), and StartupDelay after it was first seen bound phase
 //     Running with the PodScheduled, Initialized, ContainersReady and
-//     Ready conditions True, a host IP, a pod IP unique among the pods this
-//     Simulator ran, a start time and running, ready container statuses.
-//     Status is written through the status subresource.
+//     Ready conditions True, a host IP, a pod IP, a start time and
+//     running, ready container statuses. Status is written through the
+//     status subresource. Pod IPs are unique among the pods one Simulator
+//     starts; pods that have an IP keep it, but a restarted Simulator
+//     counts afresh and may hand out an address an older pod still holds.
+//   - Bound pods are written and deleted only for the simulated nodes;
+//     pods bound to any other node are never touched.
 //   - Stopping: a pod with a deletionTimestamp is deleted with
 //     gracePeriodSeconds=0 and its uid as a precondition once its
 //     containers have stopped: after the smaller of its grace period and
@@ -30,7 +35,9 @@
 //     long after it started running, with its containers terminated with
 //     exit code 0.
 //
-// Pods bound to other nodes are left alone. All delays run on the injected
-// clock, so tests drive them with a fake clock. The Simulator reads pods
-// and nodes from a shared informers.Factory and does not start it.
+// All delays run on the injected clock, so tests drive them with a fake
+// clock. The Simulator reads pods and nodes from a shared
+// informers.Factory and does not start it; Run schedules nothing before
+// the nodes it registered are in that cache, so the first pods spread
+// over all of them.
 package nodesim

@@ -109,7 +109,7 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 		s.forget(key)
 		return nil
 	}
-	st := s.state(key, pod.UID)
+	st := s.state(key, pod)
 	switch {
 	case pod.DeletionTimestamp != nil:
 		return s.terminate(ctx, key, pod, st)
@@ -123,18 +123,23 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 }
 
 // state returns the pod's state, made afresh when the pod is new or was
-// replaced under the same name. Binding is now visible: the pod is no
-// longer assumed.
-func (s *syncer) state(key string, uid types.UID) *podState {
+// replaced under the same name; a pod that already has an IP (from an
+// earlier run of the simulator) keeps it. Binding is now visible: the pod
+// is no longer assumed.
+func (s *syncer) state(key string, pod *corev1.Pod) *podState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.assumed, key)
 	st := s.states[key]
-	if st == nil || st.uid != uid {
-		s.podIPs++
-		n := s.podIPs
-		// 10.128.0.0/9 holds 2^23 pods before an address repeats.
-		st = &podState{uid: uid, ip: fmt.Sprintf("10.%d.%d.%d", 128+(n>>16)&127, (n>>8)&255, n&255)}
+	if st == nil || st.uid != pod.UID {
+		ip := pod.Status.PodIP
+		if ip == "" {
+			s.podIPs++
+			n := s.podIPs
+			// 10.128.0.0/9 holds 2^23 pods before an address repeats.
+			ip = fmt.Sprintf("10.%d.%d.%d", 128+(n>>16)&127, (n>>8)&255, n&255)
+		}
+		st = &podState{uid: pod.UID, ip: ip}
 		s.states[key] = st
 	}
 	return st

@@ -512,3 +512,40 @@ func TestActivePodsLess(t *testing.T) {
 		})
 	}
 }
+
+func TestSyncClearsReplicaFailureOnRecovery(t *testing.T) {
+	rs := newRS(1)
+	f := newFixture(t, rs)
+	f.api.failCreateAfter = 0
+	if err := f.sync(); err == nil {
+		t.Fatal("sync succeeded with failing creates")
+	}
+	failed := rs.DeepCopy()
+	failed.Status = f.api.statuses[0]
+	if err := f.rsIdx.Update(failed); err != nil {
+		t.Fatal(err)
+	}
+	f.api.failCreateAfter = -1
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.api.statuses[len(f.api.statuses)-1].Conditions; len(got) != 0 {
+		t.Errorf("conditions after recovery = %+v, want none", got)
+	}
+}
+
+func TestSyncDeletingReplicaSetCreatesNothing(t *testing.T) {
+	rs := newRS(3)
+	now := metav1.NewTime(t0)
+	rs.DeletionTimestamp = &now
+	f := newFixture(t, rs, podOf(rs, "a", t0))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.api.count("create") + f.api.count("delete"); n != 0 {
+		t.Errorf("a ReplicaSet being deleted wrote pods: %v", f.api.actions)
+	}
+	if st := f.api.statuses[0]; st.Replicas != 1 {
+		t.Errorf("status.replicas = %d, want 1", st.Replicas)
+	}
+}
