@@ -565,12 +565,13 @@ func (s *syncer) setDeploymentRevision(ctx context.Context, d *appsv1.Deployment
 	if err != nil {
 		return err
 	}
-	if updated.UID != d.UID {
-		return fmt.Errorf("deployment %s/%s was replaced", d.Namespace, d.Name)
+	if updated.UID != d.UID || updated.Generation != d.Generation {
+		// The spec changed under this sync: what it decided is stale, and
+		// its status must not claim the new generation. Start over.
+		return fmt.Errorf("deployment %s/%s changed during sync (generation %d, now %d)", d.Namespace, d.Name, d.Generation, updated.Generation)
 	}
 	status := d.Status
 	updated.ObjectMeta.DeepCopyInto(&d.ObjectMeta)
-	d.Spec = updated.Spec
 	d.Status = status
 	return nil
 }

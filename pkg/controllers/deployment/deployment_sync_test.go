@@ -276,3 +276,21 @@ func TestSyncTimedOut(t *testing.T) {
 		})
 	}
 }
+
+func TestSetDeploymentRevisionSpecChanged(t *testing.T) {
+	d := newDeployment(3, "1", "1")
+	f := newSyncFixture(t, d)
+	f.ds.current.Generation = 2 // a spec update landed after the cache read
+	err := f.s.setDeploymentRevision(context.Background(), d.DeepCopy(), "1")
+	if err == nil || !strings.Contains(err.Error(), "changed during sync") {
+		t.Fatalf("setDeploymentRevision = %v, want a changed-during-sync error", err)
+	}
+	dd := d.DeepCopy()
+	f.ds.current.Generation = 1
+	if err := f.s.setDeploymentRevision(context.Background(), dd, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if dd.Annotations[RevisionAnnotation] != "1" {
+		t.Errorf("annotations %v, want revision 1", dd.Annotations)
+	}
+}

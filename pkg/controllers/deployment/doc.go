@@ -42,6 +42,10 @@
 // The sync is level-triggered and idempotent: every pass recomputes from
 // the caches, and a write that fails is retried with backoff.
 //
+// Time: conditions and the progress deadline read the injected clock; the
+// wake-up scheduled for a rollout's deadline is a delayed add on the
+// work queue, which runs on real time.
+//
 // One difference from Kubernetes: the Deployment's own revision
 // annotation is written with a metadata patch rather than carried by the
 // status write, because kplane's status subresource keeps metadata

@@ -245,21 +245,26 @@ func TestRollingSteps(t *testing.T) {
 		name               string
 		replicas           int32
 		surge, unavailable string
+		// oldUnavailable old replicas start out unavailable.
+		oldUnavailable int32
 	}{
-		{"defaults of 4", 4, "25%", "25%"},
-		{"defaults of 10", 10, "25%", "25%"},
-		{"surge only", 3, "1", "0"},
-		{"unavailable only", 3, "0", "1"},
-		{"one replica", 1, "25%", "25%"},
-		{"big steps", 10, "50%", "50%"},
-		{"all unavailable", 3, "0", "100%"},
+		{"defaults of 4", 4, "25%", "25%", 0},
+		{"defaults of 10", 10, "25%", "25%", 0},
+		{"surge only", 3, "1", "0", 0},
+		{"unavailable only", 3, "0", "1", 0},
+		{"one replica", 1, "25%", "25%", 0},
+		{"big steps", 10, "50%", "50%", 0},
+		{"all unavailable", 3, "0", "100%", 0},
+		{"unhealthy old replicas go first", 10, "25%", "25%", 4},
+		{"unhealthy old, no surge", 5, "0", "1", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := newDeployment(tt.replicas, tt.surge, tt.unavailable)
 			maxTotal := tt.replicas + MaxSurge(d)
-			minAvail := tt.replicas - MaxUnavailable(d)
-			fw := newFakeRSWriter(newRS("old", tt.replicas, tt.replicas, 1, nil), newRS("new", 0, 0, 2, nil))
+			// Replicas that were never available cannot be kept available.
+			minAvail := min(tt.replicas-MaxUnavailable(d), tt.replicas-tt.oldUnavailable)
+			fw := newFakeRSWriter(newRS("old", tt.replicas, tt.replicas-tt.oldUnavailable, 1, nil), newRS("new", 0, 0, 2, nil))
 			s := &syncer{rsWriter: fw, recorder: nopRecorder{}}
 			ctx := context.Background()
 			for step := 0; ; step++ {
