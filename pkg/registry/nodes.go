@@ -6,7 +6,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Nodes is core/v1 nodes: cluster-scoped, status subresource.
+// Nodes is core/v1 nodes: cluster-scoped, status subresource. Unlike
+// other resources, a node keeps the status it is created with, as in
+// Kubernetes: a node agent registers its node with addresses, capacity
+// and conditions in one request.
 func Nodes() Strategy {
 	return &Resource[*corev1.Node]{
 		Meta: Info{
@@ -17,7 +20,6 @@ func Nodes() Strategy {
 		NewFunc:     func() *corev1.Node { return &corev1.Node{} },
 		NewListFunc: func() runtime.Object { return &corev1.NodeList{} },
 		CopyStatus:  func(dst, src *corev1.Node) { dst.Status = src.Status },
-		ResetStatus: func(n *corev1.Node) { n.Status = corev1.NodeStatus{} },
 		Fields: func(n *corev1.Node) fields.Set {
 			unschedulable := "false"
 			if n.Spec.Unschedulable {

@@ -207,6 +207,29 @@ func TestUpdateRules(t *testing.T) {
 		t.Errorf("selector change allowed: %v", errs)
 	}
 
+	// Nodes keep the status they are created with (node agents register
+	// that way), but a main-resource update still cannot change it.
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
+		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}},
+	}}
+	Nodes().PrepareForCreate(n)
+	if len(n.Status.Addresses) != 1 {
+		t.Errorf("node status dropped on create: %+v", n.Status)
+	}
+	nu := n.DeepCopy()
+	nu.Status.Addresses = nil
+	Nodes().PrepareForUpdate(nu, n)
+	if len(nu.Status.Addresses) != 1 {
+		t.Errorf("node update changed status: %+v", nu.Status)
+	}
+	// Other resources start with an empty status.
+	d := deployment("fresh")
+	d.Status.Replicas = 7
+	Deployments().PrepareForCreate(d)
+	if d.Status.Replicas != 0 {
+		t.Errorf("deployment status kept on create: %+v", d.Status)
+	}
+
 	// Pods: spec mostly immutable, images may change, binding once.
 	p := pod("p")
 	p.ResourceVersion = "1"

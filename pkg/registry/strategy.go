@@ -118,7 +118,8 @@ type Resource[T Object] struct {
 	Spec func(T) any
 	// CopyStatus copies src's status into dst. Required when Meta.Status.
 	CopyStatus func(dst, src T)
-	// ResetStatus sets the status a new object starts with.
+	// ResetStatus sets the status a new object starts with; nil keeps the
+	// status the client sent (nodes).
 	ResetStatus func(T)
 	// Defaults fills in defaulted fields.
 	Defaults func(T)
