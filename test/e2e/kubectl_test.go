@@ -37,6 +37,17 @@ firstTimestamp: "2026-01-01T00:00:00Z"
 lastTimestamp: "2026-01-01T00:00:00Z"
 `
 
+// readyNode is a node as a node agent registers it: with its status.
+const readyNode = `apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status:
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady, message: ready, lastHeartbeatTime: "2026-01-01T00:00:00Z", lastTransitionTime: "2026-01-01T00:00:00Z"}
+  addresses: [{type: InternalIP, address: 10.0.0.1}]
+  nodeInfo: {kubeletVersion: v1.37.2, osImage: Linux, kernelVersion: "6.1", containerRuntimeVersion: "containerd://2.0", machineID: m, systemUUID: s, bootID: b, kubeProxyVersion: "", operatingSystem: linux, architecture: amd64}
+`
+
 // multiDoc is a manifest of several objects, applied and re-applied.
 const multiDoc = `apiVersion: v1
 kind: ConfigMap
@@ -120,6 +131,12 @@ func TestKubectlSession(t *testing.T) {
 		{args: []string{"get", "pods", "-n", "demo", "--field-selector", "spec.bogus=x"}, fail: true,
 			exact: `Error from server (BadRequest): Unable to find "/v1, Resource=pods" that match label selector "", field selector "spec.bogus=x": field label not supported: spec.bogus`},
 		{args: []string{"top", "pods"}, fail: true, exact: "error: Metrics API not available"},
+		// Nodes.
+		{args: []string{"create", "-f", "-"}, stdin: readyNode, exact: "node/n1 created"},
+		{args: []string{"get", "nodes", "-o", "wide"}, want: []string{"INTERNAL-IP", "n1", "Ready", "v1.37.2", "10.0.0.1", "<none>", "Linux", "6.1", "containerd://2.0"}},
+		{args: []string{"cordon", "n1"}, exact: "node/n1 cordoned"},
+		{args: []string{"get", "nodes"}, want: []string{"n1", "Ready,SchedulingDisabled"}},
+		{args: []string{"describe", "node", "n1"}, want: []string{"Name:", "n1", "Unschedulable:", "true", "Ready", "True", "KubeletReady", "InternalIP:", "10.0.0.1"}},
 		// Pods, labels and describe with the pod's events.
 		{args: []string{"run", "p1", "--image=busybox", "-n", "demo", "--labels=app=p"}, exact: "pod/p1 created"},
 		{args: []string{"run", "p2", "--image=busybox", "-n", "demo", "--labels=app=q"}, exact: "pod/p2 created"},
@@ -156,7 +173,7 @@ func TestKubectlSession(t *testing.T) {
 		{args: []string{"delete", "ns", "default"}, fail: true, exact: `Error from server (Forbidden): namespaces "default" is forbidden: this namespace may not be deleted`},
 	}
 	for _, st := range steps {
-		if len(st.args) > 0 && st.args[0] == "describe" {
+		if len(st.args) > 1 && st.args[0] == "describe" && st.args[1] == "pod" {
 			// The event names the pod by UID, as the scheduler's does.
 			uid := run(t, kubectlStep{args: []string{"get", "pod", "p1", "-n", "demo", "-o", "jsonpath={.metadata.uid}"}})
 			run(t, kubectlStep{args: []string{"create", "-f", "-"}, stdin: strings.Replace(podEvent, "UID", uid, 1)})
