@@ -306,3 +306,49 @@ func TestAdoptsOrphanWithSameTemplate(t *testing.T) {
 		t.Errorf("adopted set revision %q, want 1", rs.Annotations[RevisionAnnotation])
 	}
 }
+
+func TestAdoptsLateOrphanAndReleasesNonMatching(t *testing.T) {
+	t.Parallel()
+	h := startHarness(t, clock.RealClock{})
+	h.create(testDeployment("late", 1, "img:1"))
+	d := h.waitRolledOut("late")
+
+	// An orphan that appears later, with the selector's labels and another
+	// template: adopted as an old set.
+	zero := int32(0)
+	orphan := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "late-stray", Labels: map[string]string{"app": "late", "v": "0"}},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: &zero,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "late", "v": "0"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "late", "v": "0"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img:0"}}},
+			},
+		},
+	}
+	if _, err := h.rss.Create(t.Context(), orphan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, h.env, client.ReplicaSets, h.key("late-stray"), func(rs *appsv1.ReplicaSet) bool {
+		ref := metav1.GetControllerOf(rs)
+		return ref != nil && ref.UID == d.UID
+	})
+
+	// Its labels stop matching: released.
+	for {
+		rs, err := h.rss.Get(t.Context(), "late-stray", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs.Labels = map[string]string{"app": "elsewhere"}
+		if _, err = h.rss.Update(t.Context(), rs, metav1.UpdateOptions{}); err == nil {
+			break
+		} else if !isConflict(err) {
+			t.Fatal(err)
+		}
+	}
+	testenv.WaitFor(t, h.env, client.ReplicaSets, h.key("late-stray"), func(rs *appsv1.ReplicaSet) bool {
+		return metav1.GetControllerOf(rs) == nil
+	})
+}
