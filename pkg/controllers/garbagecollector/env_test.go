@@ -205,6 +205,30 @@ func TestGarbageCollector(t *testing.T) {
 		testenv.WaitForDeletion(t, h.env, client.ConfigMaps, testenv.Key(owner))
 	})
 
+	t.Run("foreground deletion cascades through a chain", func(t *testing.T) {
+		ns := h.env.Namespace(t)
+		owner := h.createCM(ns, "owner", nil)
+		mid := h.createCM(ns, "mid", nil, cmRef(owner, true))
+		leaf := h.createCM(ns, "leaf", []string{"example.com/hold"}, cmRef(mid, true))
+		h.deleteCM(owner, metav1.DeletePropagationForeground)
+		// The middle object is deleted in the foreground too: it waits
+		// for the held leaf, and the owner waits for it.
+		testenv.WaitFor(t, h.env, client.ConfigMaps, testenv.Key(leaf), func(cm *corev1.ConfigMap) bool {
+			return cm.DeletionTimestamp != nil
+		})
+		gotMid := h.getCM(mid)
+		if gotMid.DeletionTimestamp == nil || !slices.Contains(gotMid.Finalizers, metav1.FinalizerDeleteDependents) {
+			t.Fatalf("middle object: deletionTimestamp %v, finalizers %v; want a foreground deletion", gotMid.DeletionTimestamp, gotMid.Finalizers)
+		}
+		if got := h.getCM(owner); got.DeletionTimestamp == nil {
+			t.Fatalf("owner is not being deleted")
+		}
+		h.removeFinalizers(leaf)
+		testenv.WaitForDeletion(t, h.env, client.ConfigMaps, testenv.Key(leaf))
+		testenv.WaitForDeletion(t, h.env, client.ConfigMaps, testenv.Key(mid))
+		testenv.WaitForDeletion(t, h.env, client.ConfigMaps, testenv.Key(owner))
+	})
+
 	t.Run("foreground without dependents deletes the owner", func(t *testing.T) {
 		ns := h.env.Namespace(t)
 		owner := h.createCM(ns, "owner", nil)
