@@ -227,6 +227,9 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 			return nil, notFound()
 		}
 	default:
+		if res.info.GVK.Group == "" && res.info.Resource == "pods" && isKubeletSubresource(q.subresource) {
+			return nil, noKubelet(q.subresource)
+		}
 		return nil, notFound()
 	}
 	watchParam, _ := queryBool(r.URL.Query(), "watch")
@@ -291,6 +294,24 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, q.namespace)
 	}
 	return q, nil
+}
+
+// isKubeletSubresource tells the pod subresources kube-apiserver forwards
+// to the kubelet of the pod's node.
+func isKubeletSubresource(sub string) bool {
+	switch sub {
+	case "log", "exec", "attach", "portforward", "proxy":
+		return true
+	}
+	return false
+}
+
+// noKubelet is the 404 for a pod subresource only a kubelet can answer,
+// saying why rather than only that the path is unknown.
+func noKubelet(subresource string) error {
+	err := notFound().(*apierrors.StatusError)
+	err.ErrStatus.Message = fmt.Sprintf("pods/%s is not served: kplane runs no kubelet, so there are no containers to reach", subresource)
+	return err
 }
 
 // serveHealth answers /healthz, /livez and /readyz (and their checks).

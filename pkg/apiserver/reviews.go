@@ -29,44 +29,46 @@ type reviewResource struct {
 }
 
 // reviewResources lists the self-review resources, in discovery order.
-var reviewResources = []reviewResource{
-	{
-		gvk:      authenticationv1.SchemeGroupVersion.WithKind("SelfSubjectReview"),
-		resource: "selfsubjectreviews", singular: "selfsubjectreview",
-		newObj: func() runtime.Object { return &authenticationv1.SelfSubjectReview{} },
-		answer: func(r *http.Request, obj runtime.Object) error {
-			obj.(*authenticationv1.SelfSubjectReview).Status.UserInfo = callerInfo(r)
-			return nil
+func reviewResources() []reviewResource {
+	return []reviewResource{
+		{
+			gvk:      authenticationv1.SchemeGroupVersion.WithKind("SelfSubjectReview"),
+			resource: "selfsubjectreviews", singular: "selfsubjectreview",
+			newObj: func() runtime.Object { return &authenticationv1.SelfSubjectReview{} },
+			answer: func(r *http.Request, obj runtime.Object) error {
+				obj.(*authenticationv1.SelfSubjectReview).Status.UserInfo = callerInfo(r)
+				return nil
+			},
 		},
-	},
-	{
-		gvk:      authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview"),
-		resource: "selfsubjectaccessreviews", singular: "selfsubjectaccessreview",
-		newObj: func() runtime.Object { return &authorizationv1.SelfSubjectAccessReview{} },
-		answer: func(_ *http.Request, obj runtime.Object) error {
-			sar := obj.(*authorizationv1.SelfSubjectAccessReview)
-			if (sar.Spec.ResourceAttributes == nil) == (sar.Spec.NonResourceAttributes == nil) {
-				return apierrors.NewInvalid(authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview").GroupKind(), "", field.ErrorList{
-					field.Invalid(field.NewPath("spec", "resourceAttributes"), sar.Spec.ResourceAttributes,
-						"exactly one of nonResourceAttributes or resourceAttributes must be specified"),
-				})
-			}
-			sar.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: allowReason}
-			return nil
+		{
+			gvk:      authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview"),
+			resource: "selfsubjectaccessreviews", singular: "selfsubjectaccessreview",
+			newObj: func() runtime.Object { return &authorizationv1.SelfSubjectAccessReview{} },
+			answer: func(_ *http.Request, obj runtime.Object) error {
+				sar := obj.(*authorizationv1.SelfSubjectAccessReview)
+				if (sar.Spec.ResourceAttributes == nil) == (sar.Spec.NonResourceAttributes == nil) {
+					return apierrors.NewInvalid(authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview").GroupKind(), "", field.ErrorList{
+						field.Invalid(field.NewPath("spec", "resourceAttributes"), sar.Spec.ResourceAttributes,
+							"exactly one of nonResourceAttributes or resourceAttributes must be specified"),
+					})
+				}
+				sar.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: allowReason}
+				return nil
+			},
 		},
-	},
-	{
-		gvk:      authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectRulesReview"),
-		resource: "selfsubjectrulesreviews", singular: "selfsubjectrulesreview",
-		newObj: func() runtime.Object { return &authorizationv1.SelfSubjectRulesReview{} },
-		answer: func(_ *http.Request, obj runtime.Object) error {
-			obj.(*authorizationv1.SelfSubjectRulesReview).Status = authorizationv1.SubjectRulesReviewStatus{
-				ResourceRules:    []authorizationv1.ResourceRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
-				NonResourceRules: []authorizationv1.NonResourceRule{{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}},
-			}
-			return nil
+		{
+			gvk:      authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectRulesReview"),
+			resource: "selfsubjectrulesreviews", singular: "selfsubjectrulesreview",
+			newObj: func() runtime.Object { return &authorizationv1.SelfSubjectRulesReview{} },
+			answer: func(_ *http.Request, obj runtime.Object) error {
+				obj.(*authorizationv1.SelfSubjectRulesReview).Status = authorizationv1.SubjectRulesReviewStatus{
+					ResourceRules:    []authorizationv1.ResourceRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
+					NonResourceRules: []authorizationv1.NonResourceRule{{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}},
+				}
+				return nil
+			},
 		},
-	},
+	}
 }
 
 // allowReason explains every allowed access review.
@@ -87,7 +89,7 @@ func callerInfo(r *http.Request) authenticationv1.UserInfo {
 // reviewGroupVersions are the group versions of the self-review resources.
 func reviewGroupVersions() []schema.GroupVersion {
 	var out []schema.GroupVersion
-	for _, rr := range reviewResources {
+	for _, rr := range reviewResources() {
 		if gv := rr.gvk.GroupVersion(); len(out) == 0 || out[len(out)-1] != gv {
 			out = append(out, gv)
 		}
@@ -99,7 +101,7 @@ func reviewGroupVersions() []schema.GroupVersion {
 // resources in gv.
 func reviewDiscovery(gv schema.GroupVersion) []metav1.APIResource {
 	var out []metav1.APIResource
-	for _, rr := range reviewResources {
+	for _, rr := range reviewResources() {
 		if rr.gvk.GroupVersion() == gv {
 			out = append(out, metav1.APIResource{Name: rr.resource, SingularName: rr.singular, Kind: rr.gvk.Kind, Verbs: metav1.Verbs{"create"}})
 		}
@@ -114,9 +116,9 @@ func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, gv schema.G
 		return false
 	}
 	var rr *reviewResource
-	for i := range reviewResources {
-		if reviewResources[i].gvk.GroupVersion() == gv && reviewResources[i].resource == rest[0] {
-			rr = &reviewResources[i]
+	for _, c := range reviewResources() {
+		if c.gvk.GroupVersion() == gv && c.resource == rest[0] {
+			rr = &c
 		}
 	}
 	if rr == nil {

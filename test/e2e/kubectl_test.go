@@ -143,6 +143,8 @@ func TestKubectlSession(t *testing.T) {
 		{args: []string{"get", "pods", "-n", "demo", "-l", "app in (p)", "-o", "name"}, exact: "pod/p1"},
 		{args: []string{"get", "pods", "-A", "--chunk-size=1", "-o", "name"}, exact: "pod/p1\npod/p2"},
 		{args: []string{"get", "pods", "-n", "demo", "--field-selector", "status.phase=Pending,metadata.name!=p1", "-o", "name"}, exact: "pod/p2"},
+		{args: []string{"logs", "p1", "-n", "demo"}, fail: true, exact: "Error from server (NotFound): pods/log is not served: kplane runs no kubelet, so there are no containers to reach"},
+		{args: []string{"exec", "p1", "-n", "demo", "--", "true"}, fail: true, exact: "Error from server (NotFound): pods/exec is not served: kplane runs no kubelet, so there are no containers to reach"},
 		{args: []string{"label", "pod", "p1", "-n", "demo", "env=prod"}, exact: "pod/p1 labeled"},
 		{args: []string{"get", "pod", "p1", "-n", "demo", "--show-labels"}, want: []string{"LABELS", "app=p,env=prod"}},
 		{args: []string{"describe", "pod", "p1", "-n", "demo"}, want: []string{"Name:", "p1", "Status:", "Pending", "Events:", "Scheduled", "default-scheduler", "Successfully assigned demo/p1 to n1"}},
