@@ -115,6 +115,24 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
+// BenchmarkUpdateRead updates keys that a list has read, which keep their
+// newest version decoded through updates.
+func BenchmarkUpdateRead(b *testing.B) {
+	_, s := newStore(b, memory.Config{})
+	fill(b, s, 1000)
+	ctx := context.Background()
+	if err := s.GetList(ctx, "/pods/default", storage.ListOptions{Recursive: true}, &corev1.PodList{}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := s.GuaranteedUpdate(ctx, key(i%1000), &corev1.Pod{}, false, nil, setPhase(fmt.Sprint(i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkUpdateParallel updates distinct keys from GOMAXPROCS goroutines.
 func BenchmarkUpdateParallel(b *testing.B) {
 	_, s := newStore(b, memory.Config{})
@@ -134,8 +152,14 @@ func BenchmarkUpdateParallel(b *testing.B) {
 	})
 }
 
-func BenchmarkGet(b *testing.B) {
-	_, s := newStore(b, memory.Config{})
+func BenchmarkGet(b *testing.B) { benchGet(b, memory.Config{}) }
+
+// BenchmarkGetNoCache is BenchmarkGet with the decoded cache off: every Get
+// decodes.
+func BenchmarkGetNoCache(b *testing.B) { benchGet(b, memory.Config{DisableDecodedCache: true}) }
+
+func benchGet(b *testing.B, cfg memory.Config) {
+	_, s := newStore(b, cfg)
 	fill(b, s, 10000)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -256,7 +280,19 @@ func BenchmarkWatchFanOut100(b *testing.B) {
 
 // BenchmarkMemoryPerObject reports the heap each stored pod costs (its
 // encoded bytes plus the index), against the size of its JSON.
-func BenchmarkMemoryPerObject(b *testing.B) {
+func BenchmarkMemoryPerObject(b *testing.B) { memoryPerObject(b, memory.Config{}, false) }
+
+// BenchmarkMemoryPerObjectRead reports the heap each stored pod costs once
+// a list has read it, which keeps it decoded next to its bytes.
+func BenchmarkMemoryPerObjectRead(b *testing.B) { memoryPerObject(b, memory.Config{}, true) }
+
+// BenchmarkMemoryPerObjectReadNoCache is BenchmarkMemoryPerObjectRead with
+// the decoded cache off.
+func BenchmarkMemoryPerObjectReadNoCache(b *testing.B) {
+	memoryPerObject(b, memory.Config{DisableDecodedCache: true}, true)
+}
+
+func memoryPerObject(b *testing.B, cfg memory.Config, read bool) {
 	const n = 10000
 	for range b.N {
 		b.StopTimer()
@@ -264,8 +300,13 @@ func BenchmarkMemoryPerObject(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
-		be, s := newStore(b, memory.Config{})
+		be, s := newStore(b, cfg)
 		fill(b, s, n)
+		if read {
+			if err := s.GetList(context.Background(), "/pods/default", storage.ListOptions{Recursive: true}, &corev1.PodList{}); err != nil {
+				b.Fatal(err)
+			}
+		}
 		b.StopTimer()
 		runtime.GC()
 		runtime.ReadMemStats(&after)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,12 @@ type Config struct {
 	// ProgressNotifyInterval is how often a watch opened with ProgressNotify
 	// sends a Bookmark. Default 1 minute.
 	ProgressNotifyInterval time.Duration
+	// DisableDecodedCache makes every read decode the stored bytes. By
+	// default a key that is read (Get, GetList, a watch's initial events)
+	// keeps its newest version decoded next to its bytes, through later
+	// updates, and reads hand out deep copies of it: several times faster
+	// reads for about three times the memory of the bytes alone.
+	DisableDecodedCache bool
 }
 
 // Backend is an in-memory storage.Backend. It is safe for concurrent use.
@@ -58,6 +65,7 @@ type Backend struct {
 	historyDuration  time.Duration
 	bufferSize       int
 	progressInterval time.Duration
+	decodedCache     bool
 
 	// done is closed by Close; watcher goroutines end on it.
 	done     chan struct{}
@@ -130,6 +138,7 @@ func New(cfg Config) (*Backend, error) {
 		historyDuration:  cfg.HistoryDuration,
 		bufferSize:       cfg.WatchBufferSize,
 		progressInterval: cfg.ProgressNotifyInterval,
+		decodedCache:     !cfg.DisableDecodedCache,
 		done:             make(chan struct{}),
 		rev:              1,
 		minRev:           1,
@@ -160,7 +169,15 @@ func (b *Backend) Storage(cfg storage.ResourceConfig) (storage.Interface, error)
 	if !meta.IsListType(cfg.NewListFunc()) {
 		return nil, fmt.Errorf("memory storage: NewListFunc must return a list, got %T", cfg.NewListFunc())
 	}
-	return &store{b: b, codec: cfg.Codec, newFunc: cfg.NewFunc, newListFunc: cfg.NewListFunc}, nil
+	s := &store{b: b, codec: cfg.Codec, newFunc: cfg.NewFunc, newListFunc: cfg.NewListFunc, objType: ptrType(cfg.NewFunc())}
+	if s.objType != nil {
+		if m, ok := s.objType.MethodByName("DeepCopyInto"); ok {
+			if t := m.Type; t.NumIn() == 2 && t.In(1) == s.objType && t.NumOut() == 0 {
+				s.deepCopyInto = m.Func
+			}
+		}
+	}
+	return s, nil
 }
 
 // CurrentRevision returns the revision of the newest write.
@@ -226,5 +243,13 @@ func (b *Backend) Close() error {
 	}
 	b.mu.Unlock()
 	b.watchers.Wait()
+	return nil
+}
+
+// ptrType returns the type of obj when it is a pointer, nil otherwise.
+func ptrType(obj any) reflect.Type {
+	if t := reflect.TypeOf(obj); t != nil && t.Kind() == reflect.Pointer {
+		return t
+	}
 	return nil
 }

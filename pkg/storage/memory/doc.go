@@ -30,6 +30,14 @@
 //     watch.Error event (410 Expired) and its channel is closed: the client
 //     relists. Memory held for slow watchers is thus bounded by the history.
 //
+//   - Reads hand out private copies. A key that is read keeps its newest
+//     version decoded next to its bytes (unless Config.DisableDecodedCache),
+//     also through later updates; Get and GetList deep-copy that object into
+//     the caller's instead of decoding the bytes again. The decoded object is
+//     never handed out itself, and each store (codec and type) decodes for
+//     itself. Older versions, read by exact or paged lists, are decoded
+//     from their bytes.
+//
 // A Backend starts a goroutine per open watch and none otherwise; Close ends
 // them all and waits for them.
 package memory

@@ -25,3 +25,9 @@ func newBackend(t testing.TB, cfg memory.Config) *memory.Backend {
 func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t testing.TB) storage.Backend { return newBackend(t, memory.Config{}) })
 }
+
+func TestConformanceWithoutDecodedCache(t *testing.T) {
+	storagetest.Run(t, func(t testing.TB) storage.Backend {
+		return newBackend(t, memory.Config{DisableDecodedCache: true})
+	})
+}

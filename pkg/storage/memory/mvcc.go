@@ -22,20 +22,33 @@ type version struct {
 type record struct {
 	key      string
 	versions []version
+
+	// cache holds the newest version decoded by one store, so that reads
+	// deep-copy it instead of decoding the bytes again. It is read only,
+	// tagged with the revision it was decoded from, and dropped by the next
+	// write of the key; older versions are always decoded from their bytes.
+	cache atomic.Pointer[cached]
+}
+
+// cached is a version of a record decoded by owner. obj is shared: read only.
+type cached struct {
+	owner *store
+	rev   uint64
+	obj   runtime.Object
 }
 
 // latest returns the newest version.
 func (r *record) latest() version { return r.versions[len(r.versions)-1] }
 
-// at returns the bytes of the key in the snapshot at rev, nil when the key
-// did not exist then.
-func (r *record) at(rev uint64) []byte {
+// at returns the version of the key in the snapshot at rev; its value is nil
+// when the key did not exist then.
+func (r *record) at(rev uint64) version {
 	for i := len(r.versions) - 1; i >= 0; i-- {
 		if v := r.versions[i]; v.rev <= rev {
-			return v.value
+			return v
 		}
 	}
-	return nil
+	return version{}
 }
 
 // event is one write in the revision log. Its fields are set before it is
@@ -70,10 +83,15 @@ type decoded struct {
 // decodedWindow is how many of the newest events keep their decoded objects.
 const decodedWindow = 1024
 
-// kv is a key and its bytes at some snapshot.
+// kv is a key and its bytes at some snapshot: the version of rec written
+// at rev.
 type kv struct {
 	key   string
 	value []byte
+	rec   *record
+	rev   uint64
+	// latest says rev was the key's newest version when it was read.
+	latest bool
 }
 
 // putLocked records value (nil to delete) at key as revision b.rev+1, logs
@@ -88,6 +106,7 @@ func (b *Backend) putLocked(key string, value, prev []byte) uint64 {
 		b.tree.ReplaceOrInsert(rec)
 	}
 	rec.versions = append(rec.versions, version{rev: rev, value: value})
+	rec.cache.Store(nil)
 	ev := &event{rev: rev, key: key, value: value, prev: prev, at: b.clock.Now()}
 	b.all.log = append(b.all.log, ev)
 	if n := len(b.all.log); n > decodedWindow {
@@ -183,12 +202,19 @@ func (b *Backend) compactKeyLocked(key string) {
 // currentLocked returns the newest bytes of key and their revision; nil
 // bytes when it does not exist, with revision 0 when nothing is recorded.
 func (b *Backend) currentLocked(key string) ([]byte, uint64) {
+	c := b.currentKVLocked(key)
+	return c.value, c.rev
+}
+
+// currentKVLocked returns the newest version of key; its value is nil when
+// the key does not exist, and its rev 0 when nothing is recorded.
+func (b *Backend) currentKVLocked(key string) kv {
 	rec := b.items[key]
 	if rec == nil {
-		return nil, 0
+		return kv{key: key}
 	}
 	v := rec.latest()
-	return v.value, v.rev
+	return kv{key: key, value: v.value, rec: rec, rev: v.rev, latest: true}
 }
 
 // rangeLocked appends to out the keys in [from, end) (to the last key when
@@ -199,8 +225,8 @@ func (b *Backend) rangeLocked(from, end string, rev uint64, max int, out []kv) [
 		if end != "" && r.key >= end {
 			return false
 		}
-		if v := r.at(rev); v != nil {
-			out = append(out, kv{key: r.key, value: v})
+		if v := r.at(rev); v.value != nil {
+			out = append(out, kv{key: r.key, value: v.value, rec: r, rev: v.rev, latest: v.rev == r.latest().rev})
 		}
 		return max <= 0 || len(out) < max
 	})

@@ -19,6 +19,11 @@ type store struct {
 	codec       storage.Codec
 	newFunc     func() runtime.Object
 	newListFunc func() runtime.Object
+	// objType is the type newFunc returns when it is a pointer, else nil.
+	objType reflect.Type
+	// deepCopyInto is objType's DeepCopyInto(out objType) method, when it
+	// has one: func(in, out objType).
+	deepCopyInto reflect.Value
 }
 
 var _ storage.Interface = (*store)(nil)
@@ -28,6 +33,119 @@ var _ storage.Interface = (*store)(nil)
 func (s *store) decode(key string, data []byte, out runtime.Object) error {
 	if err := s.codec.Decode(data, out); err != nil {
 		return storage.NewError(storage.ErrCodeInvalidObj, key, 0, fmt.Sprintf("decode stored object: %v", err))
+	}
+	return nil
+}
+
+// read returns the version c decoded by s. When shared is true obj is the
+// record's cached object and read only; otherwise obj is a fresh decode the
+// caller owns. With keep, a fresh decode of the key's newest version becomes
+// the cache: reads keep what they decode, writes do not, so that only keys
+// something reads hold a decoded object.
+func (s *store) read(c kv, keep bool) (obj runtime.Object, shared bool, err error) {
+	if c.rec != nil {
+		if p := c.rec.cache.Load(); p != nil && p.rev == c.rev && p.owner == s {
+			return p.obj, true, nil
+		}
+	}
+	obj = s.newFunc()
+	if err := s.decode(c.key, c.value, obj); err != nil {
+		return nil, false, err
+	}
+	if keep && c.rec != nil && c.latest && s.remember(c.rec, c.rev, obj) {
+		return obj, true, nil
+	}
+	return obj, false, nil
+}
+
+// remember makes obj, the version of rec at rev decoded by s, the record's
+// cache unless the cache already holds a newer version. obj must not be
+// changed afterwards when it returns true.
+func (s *store) remember(rec *record, rev uint64, obj runtime.Object) bool {
+	if !s.b.decodedCache {
+		return false
+	}
+	for {
+		p := rec.cache.Load()
+		if p != nil && p.rev > rev {
+			return false
+		}
+		if rec.cache.CompareAndSwap(p, &cached{owner: s, rev: rev, obj: obj}) {
+			return true
+		}
+	}
+}
+
+// private returns the version c decoded by s as an object the caller owns,
+// and whether it was copied from the cache. It does not fill the cache.
+func (s *store) private(c kv) (obj runtime.Object, cached bool, err error) {
+	obj, shared, err := s.read(c, false)
+	if err != nil {
+		return nil, false, err
+	}
+	if shared {
+		obj = obj.DeepCopyObject()
+	}
+	return obj, shared, nil
+}
+
+// readInto replaces out with the version c decoded by s: a deep copy of the
+// cached object when out is of the store's type, a decode otherwise.
+func (s *store) readInto(c kv, out runtime.Object) error {
+	if !s.fits(out) {
+		return s.decode(c.key, c.value, out)
+	}
+	obj, shared, err := s.read(c, true)
+	if err != nil {
+		return err
+	}
+	if !shared {
+		reflect.ValueOf(out).Elem().Set(reflect.ValueOf(obj).Elem())
+		return nil
+	}
+	if !s.copyTo(obj, out) {
+		return s.decode(c.key, c.value, out)
+	}
+	return nil
+}
+
+// copyTo replaces dst with a deep copy of src, both of the store's type,
+// and reports whether it could.
+func (s *store) copyTo(src, dst runtime.Object) bool {
+	if !s.fits(src) || !s.fits(dst) {
+		return false
+	}
+	if s.deepCopyInto.IsValid() {
+		// DeepCopyInto overwrites all of dst, without the allocation of
+		// the top-level object DeepCopyObject would make.
+		s.deepCopyInto.Call([]reflect.Value{reflect.ValueOf(src), reflect.ValueOf(dst)})
+		return true
+	}
+	cp := src.DeepCopyObject()
+	if !s.fits(cp) {
+		return false
+	}
+	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(cp).Elem())
+	return true
+}
+
+// fits reports whether obj is a non-nil pointer of the store's object type,
+// which a cached object may be copied into.
+func (s *store) fits(obj runtime.Object) bool {
+	return s.objType != nil && reflect.TypeOf(obj) == s.objType && !reflect.ValueOf(obj).IsNil()
+}
+
+// wrote decodes the bytes s just wrote at key (the version of rec at rev)
+// into out. With keep, a copy of the result becomes the record's cache, so
+// that a key that reads keep decoded stays decoded through its updates.
+func (s *store) wrote(key string, rec *record, rev uint64, data []byte, out runtime.Object, keep bool) error {
+	if err := s.decode(key, data, out); err != nil {
+		return err
+	}
+	if keep && s.fits(out) {
+		if cp := out.DeepCopyObject(); s.fits(cp) {
+			s.remember(rec, rev, cp)
+		}
 	}
 	return nil
 }
@@ -61,19 +179,19 @@ func (s *store) Get(ctx context.Context, key string, opts storage.GetOptions, ou
 		s.b.mu.RUnlock()
 		return ErrClosed
 	}
-	data, _ := s.b.currentLocked(key)
+	c := s.b.currentKVLocked(key)
 	cur := s.b.rev
 	s.b.mu.RUnlock()
 	if minRV > cur {
 		return tooLarge(key, minRV, cur)
 	}
-	if data == nil {
+	if c.value == nil {
 		if opts.IgnoreNotFound {
 			return runtime.SetZeroValue(out)
 		}
 		return storage.NewError(storage.ErrCodeKeyNotFound, key, 0, "")
 	}
-	return s.decode(key, data, out)
+	return s.readInto(c, out)
 }
 
 // Create implements storage.Interface.
@@ -114,9 +232,10 @@ func (s *store) Create(ctx context.Context, key string, obj, out runtime.Object)
 			return err
 		}
 	}
-	b.putLocked(key, data, nil)
+	rev := b.putLocked(key, data, nil)
+	rec := b.items[key]
 	b.mu.Unlock()
-	return s.decode(key, data, out)
+	return s.wrote(key, rec, rev, data, out, false)
 }
 
 // GuaranteedUpdate implements storage.Interface.
@@ -134,12 +253,15 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			b.mu.RUnlock()
 			return ErrClosed
 		}
-		curData, curRev := b.currentLocked(key)
+		c := b.currentKVLocked(key)
+		curData, curRev := c.value, c.rev
 		b.mu.RUnlock()
 
 		cur := s.newFunc()
+		hot := false // whether the key was read decoded
 		if curData != nil {
-			if err := s.decode(key, curData, cur); err != nil {
+			var err error
+			if cur, hot, err = s.private(c); err != nil {
 				return err
 			}
 		} else if !ignoreNotFound {
@@ -163,6 +285,9 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 				return err
 			}
 			if bytes.Equal(same, curData) {
+				if hot {
+					return s.readInto(c, dest)
+				}
 				return s.decode(key, curData, dest)
 			}
 		}
@@ -187,9 +312,10 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 				return err
 			}
 		}
-		b.putLocked(key, data, curData)
+		rev := b.putLocked(key, data, curData)
+		rec := b.items[key]
 		b.mu.Unlock()
-		return s.decode(key, data, dest)
+		return s.wrote(key, rec, rev, data, dest, hot)
 	}
 }
 
@@ -209,14 +335,19 @@ func (s *store) Delete(ctx context.Context, key string, out runtime.Object, prec
 			b.mu.RUnlock()
 			return ErrClosed
 		}
-		curData, curRev := b.currentLocked(key)
+		c := b.currentKVLocked(key)
+		curData, curRev := c.value, c.rev
 		b.mu.RUnlock()
 		if curData == nil {
 			return storage.NewError(storage.ErrCodeKeyNotFound, key, 0, "")
 		}
-		cur := s.newFunc()
-		if err := s.decode(key, curData, cur); err != nil {
+		obj, shared, err := s.read(c, false)
+		if err != nil {
 			return err
+		}
+		cur := obj
+		if shared {
+			cur = obj.DeepCopyObject()
 		}
 		if err := precond.Check(key, cur); err != nil {
 			return err
@@ -237,6 +368,13 @@ func (s *store) Delete(ctx context.Context, key string, out runtime.Object, prec
 		}
 		rev := b.putLocked(key, nil, curData)
 		b.mu.Unlock()
+		if shared && s.fits(out) {
+			// obj is still the deleted state; cur may have been changed by validate.
+			if cp := obj.DeepCopyObject(); s.fits(cp) {
+				reflect.ValueOf(out).Elem().Set(reflect.ValueOf(cp).Elem())
+				return storage.SetObjectResourceVersion(out, rev)
+			}
+		}
 		if err := s.decode(key, curData, out); err != nil {
 			return err
 		}
@@ -329,8 +467,8 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	if opts.Recursive {
 		kvs = b.rangeLocked(from, storage.PrefixEnd(keyPrefix), snapshot, max, nil)
 	} else if rec := b.items[key]; rec != nil {
-		if v := rec.at(snapshot); v != nil {
-			kvs = []kv{{key: key, value: v}}
+		if v := rec.at(snapshot); v.value != nil {
+			kvs = []kv{{key: key, value: v.value, rec: rec, rev: v.rev, latest: v.rev == rec.latest().rev}}
 		}
 	}
 	b.mu.RUnlock()
@@ -351,28 +489,13 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 	var lastKey string
 	more := false
 	for _, c := range kvs {
-		if limit > 0 && items.len() == limit {
-			// A further match means another page.
-			if pred.Empty() {
-				more = true
-				break
-			}
-			probe := s.newFunc()
-			if err := s.decode(c.key, c.value, probe); err != nil {
-				return err
-			}
-			ok, err := pred.Matches(probe)
-			if err != nil {
-				return err
-			}
-			if ok {
-				more = true
-				break
-			}
-			continue
+		if limit > 0 && items.len() == limit && pred.Empty() {
+			// A further key means another page.
+			more = true
+			break
 		}
-		obj := items.next()
-		if err := s.decode(c.key, c.value, obj); err != nil {
+		obj, shared, err := s.read(c, true)
+		if err != nil {
 			return err
 		}
 		ok, err := pred.Matches(obj)
@@ -380,8 +503,23 @@ func (s *store) GetList(ctx context.Context, key string, opts storage.ListOption
 			return err
 		}
 		if !ok {
-			items.unnext()
 			continue
+		}
+		if limit > 0 && items.len() == limit {
+			// A further match means another page.
+			more = true
+			break
+		}
+		switch {
+		case !shared && items.add(obj):
+		case shared && s.copyTo(obj, items.next()):
+		default:
+			if shared {
+				items.unnext()
+			}
+			if err := s.decode(c.key, c.value, items.next()); err != nil {
+				return err
+			}
 		}
 		lastKey = c.key
 	}
@@ -472,6 +610,26 @@ func (s *itemSlice) unnext() {
 	n := s.v.Len() - 1
 	s.v.Index(n).SetZero()
 	s.v.SetLen(n)
+}
+
+// add appends obj, which the list then owns, and reports whether its type
+// fits the list's items.
+func (s *itemSlice) add(obj runtime.Object) bool {
+	v := reflect.ValueOf(obj)
+	et := s.v.Type().Elem()
+	switch s.kind {
+	case reflect.Struct:
+		if v.Type() != reflect.PointerTo(et) || v.IsNil() {
+			return false
+		}
+		v = v.Elem()
+	default:
+		if !v.Type().AssignableTo(et) {
+			return false
+		}
+	}
+	s.v.Set(reflect.Append(s.v, v))
+	return true
 }
 
 // done leaves an empty, non-nil Items so that it encodes as [].

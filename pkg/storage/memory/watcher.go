@@ -91,8 +91,8 @@ func (s *store) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if initial {
 		if opts.Recursive {
 			w.initial = b.rangeLocked(w.key, storage.PrefixEnd(w.key), cur, 0, nil)
-		} else if data, _ := b.currentLocked(key); data != nil {
-			w.initial = []kv{{key: key, value: data}}
+		} else if c := b.currentKVLocked(key); c.value != nil {
+			w.initial = []kv{c}
 		}
 	}
 	w.feed = b.feedLocked(w.key)
@@ -152,8 +152,8 @@ func (w *watcher) run(ctx context.Context) {
 		tick = w.ticker.C()
 	}
 	for _, c := range w.initial {
-		obj := w.s.newFunc()
-		if err := w.s.decode(c.key, c.value, obj); err != nil {
+		obj, shared, err := w.s.read(c, true)
+		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return
 		}
@@ -161,6 +161,11 @@ func (w *watcher) run(ctx context.Context) {
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return
+		}
+		if ok && shared {
+			// The cache is not handed out, even read only: a consumer that
+			// broke the rule would corrupt later reads.
+			obj = obj.DeepCopyObject()
 		}
 		if ok && !w.send(ctx, storage.Event{Type: watch.Added, Object: obj, Raw: c.value}) {
 			return
