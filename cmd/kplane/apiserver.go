@@ -40,6 +40,12 @@ type apiServerOptions struct {
 	tls           bool
 	watchCache    bool
 	log           logOptions
+
+	// serving, when set, runs beside the server once it listens and the
+	// kubeconfig is written (kplane up runs the controllers in it). Its
+	// error stops the server and is returned by run; it must return once
+	// ctx ends.
+	serving func(ctx context.Context, serverURL string, creds *pki) error
 }
 
 func newAPIServerCommand() *cobra.Command {
@@ -148,10 +154,19 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			}
 		})
 	}
+	var servingErr error
+	if o.serving != nil {
+		wg.Go(func() {
+			if err := o.serving(ctx, u.String(), creds); err != nil {
+				servingErr = err
+				cancel()
+			}
+		})
+	}
 	err = srv.Run(ctx, ln)
 	cancel()
 	wg.Wait()
-	return errors.Join(err, backendErr)
+	return errors.Join(err, backendErr, servingErr)
 }
 
 // openStorage opens the backend the flags select. run, when not nil, is

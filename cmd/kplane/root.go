@@ -44,6 +44,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newAPIServerCommand(), newVersionCommand())
+	root.AddCommand(newUpCommand(), newAPIServerCommand(), newControllerManagerCommand(), newVersionCommand())
 	return root
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kplane/kplane/pkg/client"
+	"github.com/kplane/kplane/pkg/controllermanager"
+	"github.com/kplane/kplane/pkg/featuregate"
+)
+
+// controllerManagerOptions are the flags the controller manager shares
+// between `kplane controller-manager` and `kplane up`.
+type controllerManagerOptions struct {
+	controllers   []string
+	workers       int
+	nodes         int
+	leaderElect   bool
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
+	leaseName     string
+	leaseNS       string
+	healthAddress string
+	gates         *featuregate.Registry
+}
+
+// newControllerManagerOptions returns the options with a feature-gate
+// registry holding every feature the controller manager reads.
+func newControllerManagerOptions() (*controllerManagerOptions, error) {
+	reg, err := featuregate.New(featuregate.Config{})
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.AddVersioned(controllermanager.Features()); err != nil {
+		return nil, err
+	}
+	return &controllerManagerOptions{gates: reg}, nil
+}
+
+// addFlags registers the flags; defaultControllers is the --controllers
+// default and healthAddress the --health-address default.
+func (o *controllerManagerOptions) addFlags(f *pflag.FlagSet, defaultControllers []string, healthAddress string) {
+	f.StringSliceVar(&o.controllers, "controllers", defaultControllers, fmt.Sprintf(
+		"controllers to run: '*' runs those on by default, 'foo' enables foo, '-foo' disables foo. Known: %s; on by default: %s",
+		strings.Join(controllermanager.KnownControllers(), ", "), strings.Join(controllermanager.DefaultControllers(), ", ")))
+	f.IntVar(&o.workers, "workers", controllermanager.DefaultWorkers, "workers per controller")
+	f.IntVar(&o.nodes, "nodes", 3, "simulated nodes the nodesim controller runs")
+	f.BoolVar(&o.leaderElect, "leader-elect", true, "elect a leader through a Lease before running controllers, so several replicas can run")
+	f.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long non-leaders wait after the last renewal before taking the lease")
+	f.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before giving up leadership")
+	f.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "time between attempts to acquire or renew the lease")
+	f.StringVar(&o.leaseName, "leader-elect-resource-name", controllermanager.DefaultLeaseName, "name of the Lease")
+	f.StringVar(&o.leaseNS, "leader-elect-resource-namespace", controllermanager.DefaultLeaseNamespace, "namespace of the Lease")
+	f.StringVar(&o.healthAddress, "health-address", healthAddress, "host:port serving /healthz and /metrics; empty serves none")
+	o.gates.AddFlag(f)
+}
+
+// run runs the controller manager against c until ctx ends. identity ""
+// picks a unique one; releaseOnCancel gives the lease up on shutdown.
+func (o *controllerManagerOptions) run(ctx context.Context, c *client.Client, logger *slog.Logger, identity string, releaseOnCancel bool, out func(string)) error {
+	if o.workers <= 0 {
+		return fmt.Errorf("--workers must be positive, not %d", o.workers)
+	}
+	if o.nodes <= 0 {
+		return fmt.Errorf("--nodes must be positive, not %d", o.nodes)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var ln net.Listener
+	if o.healthAddress != "" {
+		var err error
+		if ln, err = net.Listen("tcp", o.healthAddress); err != nil {
+			return fmt.Errorf("--health-address: %w", err)
+		}
+	}
+	m, err := controllermanager.New(controllermanager.Config{
+		Client:      c,
+		Gates:       o.gates.Freeze(),
+		Controllers: o.controllers,
+		Workers:     o.workers,
+		Nodes:       o.nodes,
+		LeaderElection: controllermanager.LeaderElectionConfig{
+			Disabled:        !o.leaderElect,
+			Namespace:       o.leaseNS,
+			Name:            o.leaseName,
+			LeaseDuration:   o.leaseDuration,
+			RenewDeadline:   o.renewDeadline,
+			RetryPeriod:     o.retryPeriod,
+			ReleaseOnCancel: releaseOnCancel,
+		},
+		Identity:        identity,
+		Logger:          logger,
+		MetricsRegistry: reg,
+		HealthListener:  ln,
+	})
+	if err != nil {
+		if ln != nil {
+			_ = ln.Close()
+		}
+		return err
+	}
+	msg := fmt.Sprintf("controller manager running %s as %s", strings.Join(m.Controllers(), ", "), m.Identity())
+	if ln != nil {
+		msg += fmt.Sprintf("; health and metrics on http://%s", ln.Addr())
+	}
+	out(msg)
+	return m.Run(ctx)
+}
+
+func newControllerManagerCommand() *cobra.Command {
+	o, err := newControllerManagerOptions()
+	if err != nil {
+		// The features are fixed at build time; failing to add them is a
+		// programming error.
+		panic(err)
+	}
+	var (
+		kubeconfig string
+		kubeCtx    string
+		log        logOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "controller-manager",
+		Short: "Run the controllers against an API server",
+		Long: `Run kplane's controllers (Deployment, ReplicaSet, and optionally the node
+simulator) against a Kubernetes API server: kplane's own or a real cluster.
+
+With --leader-elect (the default) several replicas may run: they compete for a
+Lease and only the leader runs controllers. A leader that loses its lease stops
+every controller and exits with an error, to be restarted.
+
+The command stops cleanly on SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := log.logger()
+			if err != nil {
+				return err
+			}
+			kc, err := client.LoadKubeconfig(client.KubeconfigOptions{Path: kubeconfig, Context: kubeCtx})
+			if err != nil {
+				return err
+			}
+			kc.Config.UserAgent = "kplane-controller-manager"
+			c, err := client.New(kc.Config)
+			if err != nil {
+				return err
+			}
+			err = o.run(cmd.Context(), c, logger, "", false, func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) })
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	f.StringVar(&kubeCtx, "context", "", "kubeconfig context (default its current-context)")
+	o.addFlags(f, []string{"*"}, "127.0.0.1:10257")
+	log.addFlags(cmd)
+	return cmd
+}
+
+// hostname names this process in a Lease.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}

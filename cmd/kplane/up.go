@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kplane/kplane/pkg/client"
+	"github.com/kplane/kplane/pkg/controllermanager"
+)
+
+func newUpCommand() *cobra.Command {
+	api := &apiServerOptions{}
+	cm, err := newControllerManagerOptions()
+	if err != nil {
+		// The features are fixed at build time; failing to add them is a
+		// programming error.
+		panic(err)
+	}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run a whole control plane in one process",
+		Long: `Run the API server, the controllers and simulated nodes in one process:
+a control plane on which Deployments roll out to running pods.
+
+The API server takes the flags of 'kplane apiserver' (embedded etcd in
+<data-dir>/etcd by default). The controller manager connects to it over
+loopback with the kubeconfig written to <data-dir>/kubeconfig, elects itself
+leader through a Lease (so a second 'kplane controller-manager' against the
+same server waits), and runs the Deployment and ReplicaSet controllers plus
+--nodes simulated nodes that schedule pods and report them Running and Ready.
+
+Everything stops cleanly on SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := api.log.logger()
+			if err != nil {
+				return err
+			}
+			out := func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) }
+			api.serving = func(ctx context.Context, serverURL string, creds *pki) error {
+				c, err := upClient(api.kubeconfigPath(), serverURL, creds)
+				if err != nil {
+					return err
+				}
+				defer c.CloseIdleConnections()
+				// A stable identity lets a restarted `kplane up` take its
+				// own lease back at once.
+				err = cm.run(ctx, c, logger.With("component", "controller-manager"), "kplane-up_"+hostname(), false, func(s string) {
+					out(s)
+					if path := api.kubeconfigPath(); path != "" {
+						out(fmt.Sprintf("kplane is up. Try:\n  export KUBECONFIG=%s\n  kubectl create deployment web --image=nginx --replicas=3\n  kubectl get pods", path))
+					}
+				})
+				if err != nil && ctx.Err() == nil {
+					return fmt.Errorf("controller manager: %w", err)
+				}
+				return nil
+			}
+			err = api.run(cmd.Context(), cmd)
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&api.bindAddress, "bind-address", "127.0.0.1", "address the API server listens on")
+	f.IntVar(&api.port, "port", 6443, "port the API server listens on; 0 picks a free port")
+	f.StringVar(&api.storage, "storage", "etcd", "storage backend: etcd (embedded unless --etcd-servers is given) or memory")
+	f.StringSliceVar(&api.etcdServers, "etcd-servers", nil, "etcd client URLs for --storage=etcd; empty runs an embedded etcd in <data-dir>/etcd")
+	f.StringVar(&api.etcdPrefix, "etcd-prefix", "/registry", "key prefix in etcd")
+	f.StringVar(&api.etcdTLS.CAFile, "etcd-cafile", "", "PEM CA bundle that verifies the --etcd-servers certificates")
+	f.StringVar(&api.etcdTLS.CertFile, "etcd-certfile", "", "PEM client certificate for --etcd-servers; turns TLS on")
+	f.StringVar(&api.etcdTLS.KeyFile, "etcd-keyfile", "", "PEM client key for --etcd-certfile")
+	f.BoolVar(&api.watchCache, "watch-cache", true, "with --storage=etcd, serve lists and watches from an in-memory cache")
+	f.StringVar(&api.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
+	f.BoolVar(&api.tls, "tls", false, "serve HTTPS with a certificate from a self-signed CA kept in <data-dir>/pki")
+	f.StringVar(&api.kubeconfigOut, "kubeconfig-out", "", "where to write the kubeconfig (default <data-dir>/kubeconfig; \"-\" writes none)")
+	cm.addFlags(f, []string{"*", controllermanager.NodeSimulator}, "127.0.0.1:10257")
+	api.log.addFlags(cmd)
+	return cmd
+}
+
+// upClient connects to the in-process server: through the kubeconfig it
+// wrote when there is one, as any other client would, else directly.
+func upClient(kubeconfigPath, serverURL string, creds *pki) (*client.Client, error) {
+	var cfg client.Config
+	if kubeconfigPath != "" {
+		kc, err := client.LoadKubeconfig(client.KubeconfigOptions{Path: kubeconfigPath})
+		if err != nil {
+			return nil, fmt.Errorf("controller manager kubeconfig: %w", err)
+		}
+		cfg = kc.Config
+	} else {
+		cfg = client.Config{Host: serverURL}
+		if creds != nil {
+			cfg.CAData, cfg.CertData, cfg.KeyData = creds.caPEM, creds.clientCertPEM, creds.clientKeyPEM
+		}
+	}
+	cfg.UserAgent = "kplane-controller-manager"
+	return client.New(cfg)
+}

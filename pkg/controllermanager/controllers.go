@@ -1,0 +1,145 @@
+package controllermanager
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kplane/kplane/pkg/controllers/deployment"
+	"github.com/kplane/kplane/pkg/controllers/garbagecollector"
+	"github.com/kplane/kplane/pkg/controllers/nodesim"
+	"github.com/kplane/kplane/pkg/controllers/replicaset"
+)
+
+// Names of the controllers, as Config.Controllers takes them.
+const (
+	DeploymentController       = "deployment"
+	ReplicaSetController       = "replicaset"
+	GarbageCollectorController = "garbagecollector"
+	// NodeSimulator runs simulated nodes (Config.Nodes of them) that
+	// schedule and run pods. It is off by default, as it stands in for
+	// kubelets: `kplane up` turns it on.
+	NodeSimulator = "nodesim"
+)
+
+// runner is a built controller: Run blocks until ctx ends.
+type runner interface {
+	Run(ctx context.Context, workers int) error
+}
+
+// deps is what a controller is built from.
+type deps struct {
+	cfg Config
+	// metrics is the controllers' reconcile metrics sink.
+	metrics controllerMetrics
+}
+
+// descriptor describes one controller the manager knows.
+type descriptor struct {
+	name      string
+	enabledBy bool // on under "*"
+	build     func(d deps) (runner, error)
+}
+
+// knownControllers lists every controller in start order.
+func knownControllers() []descriptor {
+	return []descriptor{
+		{name: DeploymentController, enabledBy: true, build: func(d deps) (runner, error) {
+			return deployment.New(deployment.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics,
+			})
+		}},
+		{name: ReplicaSetController, enabledBy: true, build: func(d deps) (runner, error) {
+			return replicaset.New(replicaset.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics,
+			})
+		}},
+		{name: GarbageCollectorController, enabledBy: true, build: func(d deps) (runner, error) {
+			return garbagecollector.New(garbagecollector.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, Logger: d.cfg.Logger,
+			})
+		}},
+		{name: NodeSimulator, enabledBy: false, build: func(d deps) (runner, error) {
+			return nodesim.New(nodesim.Config{
+				Nodes: d.cfg.Nodes, Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics,
+			})
+		}},
+	}
+}
+
+// KnownControllers returns the names Config.Controllers accepts, sorted.
+func KnownControllers() []string {
+	var names []string
+	for _, d := range knownControllers() {
+		names = append(names, d.name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// DefaultControllers returns the controllers "*" enables, sorted.
+func DefaultControllers() []string {
+	var names []string
+	for _, d := range knownControllers() {
+		if d.enabledBy {
+			names = append(names, d.name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// enabledControllers resolves a --controllers list: a controller is on if
+// it is named, or "*" is given and it is on by default, unless "-name"
+// names it; when both "name" and "-name" appear, the first one wins, as in
+// kube-controller-manager. An empty list means "*". Unknown names are an
+// error.
+func enabledControllers(list []string) ([]descriptor, error) {
+	if len(list) == 0 {
+		list = []string{"*"}
+	}
+	known := knownControllers()
+	isKnown := func(name string) bool {
+		return slices.ContainsFunc(known, func(d descriptor) bool { return d.name == name })
+	}
+	star := false
+	on, off := map[string]bool{}, map[string]bool{}
+	for _, item := range list {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "*":
+			star = true
+		case strings.HasPrefix(item, "-"):
+			name := item[1:]
+			if !isKnown(name) {
+				return nil, fmt.Errorf("controllermanager: unknown controller %q in %q; known controllers: %s", name, item, strings.Join(KnownControllers(), ", "))
+			}
+			if !on[name] {
+				off[name] = true
+			}
+		case item == "":
+			return nil, fmt.Errorf("controllermanager: empty controller name in %q", strings.Join(list, ","))
+		default:
+			if !isKnown(item) {
+				return nil, fmt.Errorf("controllermanager: unknown controller %q; known controllers: %s", item, strings.Join(KnownControllers(), ", "))
+			}
+			if !off[item] {
+				on[item] = true
+			}
+		}
+	}
+	var out []descriptor
+	for _, d := range known {
+		if off[d.name] {
+			continue
+		}
+		if on[d.name] || (star && d.enabledBy) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}

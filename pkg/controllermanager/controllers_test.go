@@ -1,0 +1,59 @@
+package controllermanager
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEnabledControllers(t *testing.T) {
+	tests := []struct {
+		name    string
+		list    []string
+		want    []string
+		wantErr string
+	}{
+		{name: "empty means star", list: nil, want: []string{"deployment", "replicaset", "garbagecollector"}},
+		{name: "star", list: []string{"*"}, want: []string{"deployment", "replicaset", "garbagecollector"}},
+		{name: "star plus off-by-default", list: []string{"*", "nodesim"}, want: []string{"deployment", "replicaset", "garbagecollector", "nodesim"}},
+		{name: "star minus one", list: []string{"*", "-deployment"}, want: []string{"replicaset", "garbagecollector"}},
+		{name: "only named", list: []string{"replicaset"}, want: []string{"replicaset"}},
+		{name: "first mention wins: enable", list: []string{"replicaset", "-replicaset"}, want: []string{"replicaset"}},
+		{name: "first mention wins: disable", list: []string{"-replicaset", "replicaset", "*"}, want: []string{"deployment", "garbagecollector"}},
+		{name: "disable only", list: []string{"-deployment"}, want: nil},
+		{name: "unknown", list: []string{"*", "cronjob"}, wantErr: `unknown controller "cronjob"`},
+		{name: "unknown disabled", list: []string{"-cronjob"}, wantErr: `unknown controller "cronjob"`},
+		{name: "empty name", list: []string{"*", ""}, wantErr: "empty controller name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := enabledControllers(tt.list)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, d := range got {
+				names = append(names, d.name)
+			}
+			if diff := cmp.Diff(tt.want, names); diff != "" {
+				t.Errorf("controllers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestKnownAndDefaultControllers(t *testing.T) {
+	if diff := cmp.Diff([]string{"deployment", "garbagecollector", "nodesim", "replicaset"}, KnownControllers()); diff != "" {
+		t.Errorf("KnownControllers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"deployment", "garbagecollector", "replicaset"}, DefaultControllers()); diff != "" {
+		t.Errorf("DefaultControllers (-want +got):\n%s", diff)
+	}
+}

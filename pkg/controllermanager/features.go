@@ -1,0 +1,34 @@
+package controllermanager
+
+import (
+	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/kplane/kplane/pkg/featuregate"
+)
+
+// WatchListClient makes the informers stream their initial state with one
+// watch (sendInitialEvents=true, ended by a bookmark) instead of a List
+// followed by a Watch. Beta, on by default. Off: informers List then Watch.
+const WatchListClient featuregate.Feature = "WatchListClient"
+
+// Features returns the specs of the features the manager reads, for cmd/ to
+// add to its registry. Every call returns a new map.
+func Features() map[featuregate.Feature]featuregate.VersionedSpecs {
+	return map[featuregate.Feature]featuregate.VersionedSpecs{
+		WatchListClient: {
+			{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(0, 1)},
+		},
+	}
+}
+
+// defaultGates returns Gates holding Features at their defaults.
+func defaultGates() (featuregate.Gates, error) {
+	reg, err := featuregate.New(featuregate.Config{})
+	if err != nil {
+		return nil, err
+	}
+	if err := reg.AddVersioned(Features()); err != nil {
+		return nil, err
+	}
+	return reg.Freeze(), nil
+}
