@@ -223,35 +223,46 @@ func (h *harness) readyPods(selector map[string]string) int {
 // t.Errorf.
 func (h *harness) watchReplicaSets(check func(sets map[string]*appsv1.ReplicaSet)) (stop func()) {
 	h.t.Helper()
-	list, err := h.rss.List(h.t.Context(), metav1.ListOptions{})
+	return watchAll(h.t, h.rss, check)
+}
+
+// watchPods is watchReplicaSets for pods.
+func (h *harness) watchPods(check func(pods map[string]*corev1.Pod)) (stop func()) {
+	h.t.Helper()
+	return watchAll(h.t, h.pods, check)
+}
+
+func watchAll[T cache.Object](t *testing.T, rc *client.ResourceClient[T], check func(map[string]T)) (stop func()) {
+	t.Helper()
+	list, err := rc.List(t.Context(), metav1.ListOptions{})
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
-	w, err := h.rss.Watch(h.t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	w, err := rc.Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
-	sets := map[string]*appsv1.ReplicaSet{}
-	for _, rs := range list.Items {
-		sets[rs.Name] = rs
+	objs := map[string]T{}
+	for _, o := range list.Items {
+		objs[o.GetName()] = o
 	}
-	check(sets)
+	check(objs)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ev := range w.ResultChan() {
 			switch ev.Type {
 			case watch.Added, watch.Modified:
-				sets[ev.Object.Name] = ev.Object
+				objs[ev.Object.GetName()] = ev.Object
 			case watch.Deleted:
-				delete(sets, ev.Object.Name)
+				delete(objs, ev.Object.GetName())
 			case watch.Error:
-				h.t.Errorf("watch error: %v", ev.Status)
+				t.Errorf("watch error: %v", ev.Status)
 				return
 			default:
 				continue
 			}
-			check(sets)
+			check(objs)
 		}
 	}()
 	return func() {

@@ -163,9 +163,31 @@ func TestRecreate(t *testing.T) {
 			t.Errorf("new pods wanted while old ones run:%s", describe(sets))
 		}
 	})
+	podsChecked := 0
+	stopPods := h.watchPods(func(pods map[string]*corev1.Pod) {
+		podsChecked++
+		var oldPods, newPods int
+		for _, p := range pods {
+			if p.Labels["app"] != "batch" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			if p.Spec.Containers[0].Image == "img:2" {
+				newPods++
+			} else {
+				oldPods++
+			}
+		}
+		if newPods > 0 && oldPods > 0 {
+			t.Errorf("%d new pods exist while %d old ones have not terminated", newPods, oldPods)
+		}
+	})
 	h.update("batch", setImage("img:2"))
 	d = h.waitRolledOut("batch")
 	stop()
+	stopPods()
+	if podsChecked < 5 {
+		t.Errorf("observed %d pod states, want the old pods going and the new ones coming", podsChecked)
+	}
 	sets := ownedBy(h.replicaSets(), d)
 	if len(sets) != 2 {
 		t.Fatalf("replica sets:%s, want two", describe(sets))
