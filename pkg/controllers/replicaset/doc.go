@@ -26,7 +26,9 @@
 //     clock), observedGeneration and a ReplicaFailure condition while
 //     creating or deleting fails, written through the status subresource
 //     only when something changed. A ReplicaSet whose pods are ready but not
-//     yet available is looked at again after minReadySeconds.
+//     yet available is looked at again after minReadySeconds. With the
+//     DeploymentReplicaSetTerminatingReplicas feature (on by default),
+//     terminatingReplicas counts its pods being deleted and not finished.
 //   - Events: SuccessfulCreate, SuccessfulDelete, FailedCreate and
 //     FailedDelete on the ReplicaSet.
 //

@@ -65,8 +65,9 @@ func TestE2EWithNodeSimulator(t *testing.T) {
 		}
 		return len(p) == 2 && runningReadyOf(p, rs) == 2
 	})
-	h.waitRS("web", "2 ready again", func(rs *appsv1.ReplicaSet) bool {
-		return rs.Status.Replicas == 2 && rs.Status.ReadyReplicas == 2 && rs.Status.AvailableReplicas == 2
+	h.waitRS("web", "2 ready again, none terminating", func(rs *appsv1.ReplicaSet) bool {
+		return rs.Status.Replicas == 2 && rs.Status.ReadyReplicas == 2 && rs.Status.AvailableReplicas == 2 &&
+			rs.Status.TerminatingReplicas != nil && *rs.Status.TerminatingReplicas == 0
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/kplane/kplane/pkg/client"
 	"github.com/kplane/kplane/pkg/controller"
 	"github.com/kplane/kplane/pkg/controller/record"
+	"github.com/kplane/kplane/pkg/featuregate"
 	"github.com/kplane/kplane/pkg/informers"
 	"github.com/kplane/kplane/pkg/workqueue"
 )
@@ -56,6 +57,9 @@ type Config struct {
 	// BurstReplicas caps the creations or deletions of one sync. Defaults to
 	// DefaultBurstReplicas; must not be negative.
 	BurstReplicas int
+	// FeatureGates decide the features of Features. Defaults to their
+	// defaults. A feature the gates do not know is off.
+	FeatureGates featuregate.Gates
 }
 
 // Controller is the ReplicaSet controller. Run it once.
@@ -92,6 +96,13 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Recorder == nil {
 		cfg.Recorder = discardRecorder{}
 	}
+	if cfg.FeatureGates == nil {
+		gates, err := defaultGates()
+		if err != nil {
+			return nil, fmt.Errorf("replicaset: %w", err)
+		}
+		cfg.FeatureGates = gates
+	}
 	rsInformer, err := cfg.Informers.ReplicaSets()
 	if err != nil {
 		return nil, fmt.Errorf("replicaset: %w", err)
@@ -113,14 +124,15 @@ func New(cfg Config) (*Controller, error) {
 		rss:  client.NewResource(cfg.Client, client.ReplicaSets),
 	}
 	s := &syncer{
-		rsLister:      rsInformer.Lister(),
-		podLister:     podInformer.Lister(),
-		pods:          api,
-		replicaSets:   api,
-		recorder:      cfg.Recorder,
-		expectations:  expectations,
-		clock:         cfg.Clock,
-		burstReplicas: cfg.BurstReplicas,
+		rsLister:         rsInformer.Lister(),
+		podLister:        podInformer.Lister(),
+		pods:             api,
+		replicaSets:      api,
+		recorder:         cfg.Recorder,
+		expectations:     expectations,
+		clock:            cfg.Clock,
+		burstReplicas:    cfg.BurstReplicas,
+		countTerminating: cfg.FeatureGates.Enabled(DeploymentReplicaSetTerminatingReplicas),
 	}
 	ctrl, err := controller.New(controller.Config{
 		Name:        Name,

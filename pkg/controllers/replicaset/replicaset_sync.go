@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/kplane/kplane/pkg/cache"
 	"github.com/kplane/kplane/pkg/controller"
@@ -65,6 +66,9 @@ type syncer struct {
 	// enqueueAfter looks at a key again once a duration has passed.
 	enqueueAfter  func(key string, d time.Duration)
 	burstReplicas int
+	// countTerminating reports status.terminatingReplicas
+	// (DeploymentReplicaSetTerminatingReplicas).
+	countTerminating bool
 }
 
 // sync makes the ReplicaSet named by key control spec.replicas active pods
@@ -104,6 +108,12 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 	}
 	now := s.clock.Now()
 	newStatus := calculateStatus(rs, pods, manageErr, now)
+	if s.countTerminating {
+		n := countTerminating(rs, selector, all)
+		newStatus.TerminatingReplicas = &n
+	} else {
+		newStatus.TerminatingReplicas = nil
+	}
 	updated, err := s.updateStatus(ctx, rs, newStatus)
 	if err != nil {
 		// Retried with the key; the manage error, if any, is seen again then.
@@ -395,7 +405,23 @@ func (s *syncer) updateStatus(ctx context.Context, rs *appsv1.ReplicaSet, st app
 
 func statusCountsEqual(a, b appsv1.ReplicaSetStatus) bool {
 	return a.Replicas == b.Replicas && a.FullyLabeledReplicas == b.FullyLabeledReplicas &&
-		a.ReadyReplicas == b.ReadyReplicas && a.AvailableReplicas == b.AvailableReplicas
+		a.ReadyReplicas == b.ReadyReplicas && a.AvailableReplicas == b.AvailableReplicas &&
+		ptr.Equal(a.TerminatingReplicas, b.TerminatingReplicas)
+}
+
+// countTerminating counts the pods rs controls and still selects that are
+// being deleted and have not finished.
+func countTerminating(rs *appsv1.ReplicaSet, selector labels.Selector, pods []*corev1.Pod) int32 {
+	var n int32
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if ref := metav1.GetControllerOf(p); ref != nil && ref.UID == rs.UID && selector.Matches(labels.Set(p.Labels)) {
+			n++
+		}
+	}
+	return n
 }
 
 // isPodReady reports whether the pod's Ready condition is True.

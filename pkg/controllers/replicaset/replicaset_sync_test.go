@@ -549,3 +549,51 @@ func TestSyncDeletingReplicaSetCreatesNothing(t *testing.T) {
 		t.Errorf("status.replicas = %d, want 1", st.Replicas)
 	}
 }
+
+func TestSyncTerminatingReplicas(t *testing.T) {
+	rs := newRS(1)
+	now := metav1.NewTime(t0)
+	deleting := func(p *corev1.Pod) *corev1.Pod { p.DeletionTimestamp = &now; return p }
+	finished := deleting(podOf(rs, "finished", t0))
+	finished.Status.Phase = corev1.PodSucceeded
+	pods := []*corev1.Pod{
+		podOf(rs, "live", t0),
+		deleting(podOf(rs, "going", t0)),
+		finished,
+		deleting(podOf(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "other-uid"}}, "foreign", t0)),
+	}
+	for _, tc := range []struct {
+		name string
+		on   bool
+		want *int32
+	}{
+		{"gate on", true, ptrTo(int32(1))},
+		{"gate off", false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, rs, pods...)
+			f.s.countTerminating = tc.on
+			if err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, f.api.statuses[0].TerminatingReplicas); diff != "" {
+				t.Errorf("terminatingReplicas (-want +got):\n%s", diff)
+			}
+			if f.api.statuses[0].Replicas != 1 {
+				t.Errorf("replicas = %d, want 1", f.api.statuses[0].Replicas)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func TestNewDefaultGatesCountTerminating(t *testing.T) {
+	gates, err := defaultGates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gates.Enabled(DeploymentReplicaSetTerminatingReplicas) {
+		t.Error("DeploymentReplicaSetTerminatingReplicas is off by default, want on as in Kubernetes 1.35+")
+	}
+}
