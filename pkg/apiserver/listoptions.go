@@ -97,9 +97,6 @@ func parseListOptions(r *http.Request, q *request) (*listOptions, error) {
 			if match != metav1.ResourceVersionMatchNotOlderThan {
 				errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"), fmt.Sprintf("sendInitialEvents requires setting resourceVersionMatch to %s", metav1.ResourceVersionMatchNotOlderThan)))
 			}
-			if !out.allowWatchBookmarks {
-				errs = append(errs, field.Forbidden(field.NewPath("allowWatchBookmarks"), "sendInitialEvents requires setting allowWatchBookmarks to true"))
-			}
 		} else if match != "" {
 			errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"), "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
 		}

@@ -91,6 +91,13 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 				return
 			}
 			if ev.Type == watch.Bookmark && !opts.allowWatchBookmarks {
+				// Not for this client; still flush what the burst before
+				// it wrote, or it would wait for the next event.
+				if len(events) == 0 {
+					if err := rc.Flush(); err != nil {
+						return
+					}
+				}
 				continue
 			}
 			if _, err := w.Write(s.encodeEvent(q.res, ev, f, tableOpts)); err != nil {

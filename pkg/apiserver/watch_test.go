@@ -206,11 +206,24 @@ func TestWatchListValidation(t *testing.T) {
 	e := newTestEnv(t)
 	for _, q := range []string{
 		"?watch=true&sendInitialEvents=true&allowWatchBookmarks=true",
-		"?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
 		"?watch=true&resourceVersionMatch=NotOlderThan",
+		"?watch=true&sendInitialEvents=true&resourceVersionMatch=Exact&allowWatchBookmarks=true",
 	} {
 		e.do("GET", podPath("default", "")+q, nil).expect(t, 422, metav1.StatusReasonInvalid)
 	}
+}
+
+// TestWatchListWithoutBookmarks checks that, as in kube-apiserver 1.37
+// (whose ListOptions validation no longer asks for allowWatchBookmarks),
+// sendInitialEvents without bookmarks streams the current state and then
+// the changes, with no BOOKMARK at all.
+func TestWatchListWithoutBookmarks(t *testing.T) {
+	e := newTestEnv(t)
+	e.mustCreate(podPath("default", ""), testPod("a", nil), nil)
+	w := e.watch(podPath("default", "") + "?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan")
+	w.expectEvent(t, "ADDED", "a")
+	e.mustCreate(podPath("default", ""), testPod("b", nil), nil)
+	w.expectEvent(t, "ADDED", "b")
 }
 
 func TestWatchBookmarksAndTimeout(t *testing.T) {
