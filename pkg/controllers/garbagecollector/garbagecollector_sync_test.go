@@ -87,6 +87,16 @@ func TestAttemptToDeleteItem(t *testing.T) {
 		item:    "dep",
 		actions: []string{"delete configmaps/ns/dep uid=dep policy=Foreground"},
 	}, {
+		name: "a dependent whose own dependent waits for it stops blocking its owner before a foreground delete",
+		events: []*event{add(foreground), add(object{uid: "dep", owners: []string{"owner"}, blocking: true}),
+			add(object{uid: "child", owners: []string{"dep"}, deleting: true, finalizers: []string{metav1.FinalizerDeleteDependents}})},
+		live: []object{foreground, {uid: "dep", owners: []string{"owner"}, blocking: true}},
+		item: "dep",
+		actions: []string{
+			`patch configmaps/ns/dep application/strategic-merge-patch+json {"metadata":{"ownerReferences":[{"blockOwnerDeletion":false,"uid":"owner"}],"uid":"dep"}}`,
+			"delete configmaps/ns/dep uid=dep policy=Foreground",
+		},
+	}, {
 		name:    "a dependent with its own foreground finalizer keeps its policy",
 		events:  []*event{add(object{uid: "dep", owners: []string{"owner"}})},
 		live:    []object{{uid: "dep", owners: []string{"owner"}, finalizers: []string{metav1.FinalizerOrphanDependents}}},
