@@ -24,7 +24,10 @@ func Pods() Strategy {
 		ResetStatus: func(p *corev1.Pod) {
 			p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(&p.Spec)}
 		},
-		Defaults:     func(p *corev1.Pod) { defaultPodSpec(&p.Spec) },
+		Defaults: func(p *corev1.Pod) {
+			defaultPodSpec(&p.Spec)
+			defaultRequestsFromLimits(&p.Spec)
+		},
 		ValidateFunc: func(p *corev1.Pod) field.ErrorList { return validatePodSpec(&p.Spec, field.NewPath("spec")) },
 		ValidateUpdateFunc: func(p, old *corev1.Pod) field.ErrorList {
 			// Only images, activeDeadlineSeconds, tolerations additions and a

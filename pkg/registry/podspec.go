@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -158,8 +160,61 @@ func validateContainers(cs []corev1.Container, names sets.Set[string], fld *fiel
 				errs = append(errs, field.Required(p.Child("env").Index(j).Child("name"), ""))
 			}
 		}
+		errs = append(errs, validateResources(&c.Resources, p.Child("resources"))...)
 	}
 	return errs
+}
+
+// validateResources checks that quantities are not negative and that no
+// request exceeds its limit, in kube-apiserver's words.
+func validateResources(r *corev1.ResourceRequirements, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range sortedResourceNames(r.Limits) {
+		if q := r.Limits[name]; q.Sign() < 0 {
+			errs = append(errs, field.Invalid(fld.Child("limits").Key(string(name)), q.String(), apivalidation.IsNegativeErrorMsg))
+		}
+	}
+	for _, name := range sortedResourceNames(r.Requests) {
+		q := r.Requests[name]
+		if q.Sign() < 0 {
+			errs = append(errs, field.Invalid(fld.Child("requests").Key(string(name)), q.String(), apivalidation.IsNegativeErrorMsg))
+		}
+		if limit, ok := r.Limits[name]; ok && q.Cmp(limit) > 0 {
+			errs = append(errs, field.Invalid(fld.Child("requests"), q.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		}
+	}
+	return errs
+}
+
+// sortedResourceNames returns the names of a resource list in order, so
+// that errors come out the same way every time.
+func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(l))
+	for name := range l {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// defaultRequestsFromLimits gives each container of a pod a request equal
+// to its limit where it sets a limit but no request, as Kubernetes
+// defaults pods (not pod templates).
+func defaultRequestsFromLimits(spec *corev1.PodSpec) {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			r := &cs[i].Resources
+			for name, limit := range r.Limits {
+				if _, ok := r.Requests[name]; ok {
+					continue
+				}
+				if r.Requests == nil {
+					r.Requests = corev1.ResourceList{}
+				}
+				r.Requests[name] = limit.DeepCopy()
+			}
+		}
+	}
 }
 
 // validatePodTemplate checks a workload's pod template against its selector.

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -95,6 +96,30 @@ func TestValidation(t *testing.T) {
 			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 70000}}
 			return p
 		}(), []string{"spec.containers[0].ports[0].containerPort"}},
+		{"pod request above limit", Pods(), func() runtime.Object {
+			p := pod("p")
+			p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")},
+			}
+			return p
+		}(), []string{"spec.containers[0].resources.requests"}},
+		{"pod negative quantities", Pods(), func() runtime.Object {
+			p := pod("p")
+			p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("-1")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("-1")},
+			}
+			return p
+		}(), []string{"spec.containers[0].resources.requests[memory]", "spec.containers[0].resources.limits[cpu]"}},
+		{"deployment request above limit", Deployments(), func() runtime.Object {
+			d := deployment("d")
+			d.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+			}
+			return d
+		}(), []string{"spec.template.spec.containers[0].resources.requests"}},
 		{"pod bad label", Pods(), func() runtime.Object { p := pod("p"); p.Labels = map[string]string{"-x": "y"}; return p }(), []string{"metadata.labels"}},
 		{"valid deployment", Deployments(), deployment("d"), nil},
 		{"deployment no selector", Deployments(), func() runtime.Object { d := deployment("d"); d.Spec.Selector = nil; return d }(), []string{"spec.selector"}},
@@ -152,6 +177,23 @@ func TestDefaults(t *testing.T) {
 		if got := p.Spec.Containers[0].ImagePullPolicy; got != want {
 			t.Errorf("%s: pull policy %s, want %s", image, got, want)
 		}
+	}
+	// A pod's limits are its requests where it sets none; a template's are not.
+	lim := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	p := pod("p")
+	p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Limits: lim, Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+	Pods().Default(p)
+	if got := p.Spec.Containers[0].Resources.Requests; got.Cpu().String() != "100m" || got.Memory().String() != "1Gi" {
+		t.Errorf("pod requests %v", got)
+	}
+	if errs := Pods().Validate(p); len(errs) > 0 {
+		t.Errorf("defaulted pod invalid: %v", errs)
+	}
+	d = deployment("d")
+	d.Spec.Template.Spec.Containers[0].Resources.Limits = lim
+	Deployments().Default(d)
+	if got := d.Spec.Template.Spec.Containers[0].Resources.Requests; got != nil {
+		t.Errorf("template requests defaulted: %v", got)
 	}
 	s := &corev1.Secret{StringData: map[string]string{"k": "v"}}
 	Secrets().Default(s)

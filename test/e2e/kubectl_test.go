@@ -166,6 +166,8 @@ func TestKubectlSession(t *testing.T) {
 			exact: `The Deployment "api" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`},
 		{args: []string{"set", "image", "deploy/api", "-n", "demo", "api=api:2"}, exact: "deployment.apps/api image updated"},
 		{args: []string{"scale", "deploy", "api", "-n", "demo", "--replicas=5"}, exact: "deployment.apps/api scaled"},
+		{args: []string{"set", "resources", "deploy/api", "-n", "demo", "-c=api", "--requests=cpu=1", "--limits=cpu=500m"}, fail: true,
+			exact: `error: failed to patch resources update to pod template Deployment.apps "api" is invalid: spec.template.spec.containers[1].resources.requests: Invalid value: "1": must be less than or equal to cpu limit of 500m`},
 		{args: []string{"get", "deploy", "-n", "demo", "-o", "wide"}, want: []string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR", "api", "0/5", "side,api", "busybox,api:2", "app=api"}},
 		// Deletes.
 		{args: []string{"delete", "pods", "-n", "demo", "-l", "app=q"}, exact: `pod "p2" deleted`},
