@@ -48,7 +48,7 @@ func BenchmarkPodsToDelete(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if got := podsToDelete(pods, 250); len(got) != 250 {
+		if got := podsToDelete(pods, pods, 250); len(got) != 250 {
 			b.Fatal(len(got))
 		}
 	}

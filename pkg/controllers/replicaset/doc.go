@@ -19,7 +19,8 @@
 //   - Active pods only: pods being deleted or in phase Succeeded or Failed
 //     are not counted, and surplus pods are deleted in the order of
 //     [ActivePodsLess]: unscheduled, pending, unready, cheapest to delete,
-//     doubled up on a node, ready for the shortest time, most restarted,
+//     doubled up on a node (counting the pods of every ReplicaSet of the
+//     same Deployment), ready for the shortest time, most restarted,
 //     newest first.
 //   - Status: replicas, fullyLabeledReplicas, readyReplicas,
 //     availableReplicas (ready for at least minReadySeconds on the injected

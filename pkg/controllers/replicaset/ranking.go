@@ -11,7 +11,7 @@ import (
 // dearer (higher) to delete than its siblings when scaling down.
 const PodDeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 
-// rankedPod is a pod with the number of its siblings on the same node.
+// rankedPod is a pod with the number of related active pods on its node.
 type rankedPod struct {
 	pod  *corev1.Pod
 	rank int
@@ -20,8 +20,9 @@ type rankedPod struct {
 var phaseOrder = map[corev1.PodPhase]int{corev1.PodPending: 0, corev1.PodUnknown: 1, corev1.PodRunning: 2}
 
 // ActivePodsLess reports whether pod a should be deleted before pod b when
-// a ReplicaSet scales down. rankA and rankB are how many pods of the same
-// owner share each pod's node. The order, first difference wins:
+// a ReplicaSet scales down. rankA and rankB are how many active pods
+// related to each (of the ReplicaSets of the same Deployment) run on its
+// node. The order, first difference wins:
 //
 //  1. not assigned to a node before assigned;
 //  2. phase Pending before Unknown before Running;

@@ -165,7 +165,11 @@ func (s *syncer) manageReplicas(ctx context.Context, key string, pods []*corev1.
 
 	case diff > 0:
 		diff = min(diff, s.burstReplicas)
-		victims := podsToDelete(pods, diff)
+		related, err := s.relatedPods(rs)
+		if err != nil {
+			return err
+		}
+		victims := podsToDelete(pods, related, diff)
 		ids := make([]string, len(victims))
 		for i, p := range victims {
 			ids[i] = podKey(p)
@@ -454,23 +458,20 @@ func podCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition
 }
 
 // podsToDelete picks the n pods to delete first, by ActivePodsLess with
-// each pod ranked by how many of pods share its node.
-func podsToDelete(pods []*corev1.Pod, n int) []*corev1.Pod {
+// each pod ranked by how many active pods of related share its node.
+func podsToDelete(pods, related []*corev1.Pod, n int) []*corev1.Pod {
 	if n >= len(pods) {
 		return pods
 	}
 	onNode := map[string]int{}
-	for _, p := range pods {
-		if p.Spec.NodeName != "" {
+	for _, p := range related {
+		if isPodActive(p) {
 			onNode[p.Spec.NodeName]++
 		}
 	}
 	ranked := make([]rankedPod, len(pods))
 	for i, p := range pods {
 		ranked[i] = rankedPod{pod: p, rank: onNode[p.Spec.NodeName]}
-		if p.Spec.NodeName == "" {
-			ranked[i].rank = 0
-		}
 	}
 	sort.SliceStable(ranked, func(i, j int) bool {
 		return ActivePodsLess(ranked[i].pod, ranked[j].pod, ranked[i].rank, ranked[j].rank)
@@ -480,4 +481,42 @@ func podsToDelete(pods []*corev1.Pod, n int) []*corev1.Pod {
 		out[i] = ranked[i].pod
 	}
 	return out
+}
+
+// relatedPods returns the pods selected by rs and by every other
+// ReplicaSet with the same controller (the ReplicaSets of one Deployment),
+// each pod once: scaling down prefers pods whose node runs many of them.
+// A ReplicaSet without a controller has no related pods.
+func (s *syncer) relatedPods(rs *appsv1.ReplicaSet) ([]*corev1.Pod, error) {
+	ref := metav1.GetControllerOf(rs)
+	if ref == nil {
+		return nil, nil
+	}
+	rss, err := s.rsLister.Namespace(rs.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	seen := map[types.UID]bool{}
+	var out []*corev1.Pod
+	for _, other := range rss {
+		if r := metav1.GetControllerOf(other); r == nil || r.UID != ref.UID {
+			continue
+		}
+		selector, err := metav1.LabelSelectorAsSelector(other.Spec.Selector)
+		if err != nil {
+			// An invalid selector matches no pods.
+			continue
+		}
+		pods, err := s.podLister.Namespace(rs.Namespace).List(selector)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pods {
+			if !seen[p.UID] {
+				seen[p.UID] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
 }

@@ -597,3 +597,38 @@ func TestNewDefaultGatesCountTerminating(t *testing.T) {
 		t.Error("DeploymentReplicaSetTerminatingReplicas is off by default, want on as in Kubernetes 1.35+")
 	}
 }
+
+func TestSyncDeletesDoubledUpPodsOfTheDeploymentFirst(t *testing.T) {
+	yes := true
+	owned := func(rs *appsv1.ReplicaSet, name string) *appsv1.ReplicaSet {
+		rs.Name, rs.UID = name, types.UID(name+"-uid")
+		rs.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "d-uid", Controller: &yes}}
+		return rs
+	}
+	rs := owned(newRS(1), "web")
+	sibling := owned(newRS(2), "web-old")
+	sibling.Spec.Selector.MatchLabels = map[string]string{"app": "web", "rev": "old"}
+	onNode := func(p *corev1.Pod, node string) *corev1.Pod { p.Spec.NodeName = node; return p }
+	// web's pods: "crowded" on n1 with both of the sibling's pods, "alone" on
+	// n2 and newer. Without the sibling, the newer pod would go first.
+	crowded := onNode(podOf(rs, "crowded", t0.Add(-time.Hour)), "n1")
+	alone := onNode(podOf(rs, "alone", t0.Add(-time.Minute)), "n2")
+	alone.CreationTimestamp = metav1.NewTime(t0)
+	old1 := onNode(podOf(sibling, "old1", t0.Add(-time.Hour)), "n1")
+	old2 := onNode(podOf(sibling, "old2", t0.Add(-time.Hour)), "n1")
+	for _, p := range []*corev1.Pod{old1, old2} {
+		p.Labels = map[string]string{"app": "web", "rev": "old"}
+	}
+	// web selects app=web, so the sibling's pods match it too; they are
+	// claimed by neither (foreign controller), but count as related.
+	f := newFixture(t, rs, crowded, alone, old1, old2)
+	if err := f.rsIdx.Add(sibling); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.sync(t.Context(), "ns/web"); err != nil {
+		t.Fatal(err)
+	}
+	if f.api.count("delete ns/crowded") != 1 || f.api.count("delete") != 1 {
+		t.Errorf("actions = %v, want only ns/crowded deleted", f.api.actions)
+	}
+}
