@@ -85,7 +85,11 @@ type Config struct {
 	Informers *informers.Factory
 	// Resources are the resources to monitor. Defaults to
 	// DefaultResources(). Owners of kinds not listed are never resolved:
-	// their dependents are retried and kept.
+	// their dependents are retried with backoff and kept. Built-in
+	// resources are watched through the factory's typed informers (shared
+	// with other controllers); any other resource through a metadata-only
+	// informer (*metav1.PartialObjectMetadata), so no other user of the
+	// factory may register a typed informer for it.
 	Resources []Resource
 	// API overrides how objects are read and written. Defaults to Client.
 	API ObjectAPI
