@@ -291,6 +291,17 @@ func TestAPIServerEmbeddedEtcdKeepsData(t *testing.T) {
 	if code := get(t, s.url+"/api/v1/namespaces/default/configmaps/kept", &cm); code != 200 || cm.Data["k"] != "v" {
 		t.Fatalf("after restart: %d %v", code, cm.Data)
 	}
+	if kubectl, err := exec.LookPath("kubectl"); err == nil {
+		// kubectl pages and watches from etcd (through the watch cache).
+		out, err := exec.Command(kubectl, "--kubeconfig", s.kubeconfig, "get", "configmaps,namespaces", "-A", "--chunk-size=1", "-o", "name").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "configmap/kept\nnamespace/default\nnamespace/kube-node-lease\nnamespace/kube-public\nnamespace/kube-system") {
+			t.Fatalf("kubectl get over etcd: %v\n%s", err, out)
+		}
+		out, err = exec.Command(kubectl, "--kubeconfig", s.kubeconfig, "get", "cm", "kept", "-w", "--request-timeout=1s", "-o", "jsonpath={.data.k}").CombinedOutput()
+		if !strings.HasPrefix(string(out), "v") {
+			t.Fatalf("kubectl get -w over etcd: %v\n%s", err, out)
+		}
+	}
 	s.stop(t)
 }
 
