@@ -355,10 +355,11 @@ func (gc *GarbageCollector) processAttemptToDelete(ctx context.Context) bool {
 	case err != nil:
 		gc.logger.Info("attempt to delete failed, retrying", "item", n.identity.String(), "err", err)
 		gc.attemptToDelete.AddRateLimited(n)
-	case !gc.builder.graph.state(n).observed:
+	case !gc.builder.graph.state(n).observed && gc.builder.graph.holds(n):
 		// A virtual node found to exist is retried until an informer
 		// shows it, so one added and deleted while a watch was down is
-		// not kept in the graph for ever.
+		// not kept in the graph for ever. A node the graph has since
+		// replaced (observed under other coordinates) is done with.
 		gc.attemptToDelete.AddRateLimited(n)
 	default:
 		gc.attemptToDelete.Forget(n)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/client"
@@ -86,5 +88,78 @@ func TestRunStopsBeforeSync(t *testing.T) {
 	}
 	if err := gc.Run(ctx, 0); err == nil {
 		t.Fatal("Run with no workers succeeded")
+	}
+}
+
+// failingAPI fails every call.
+type failingAPI struct{ *fakeAPI }
+
+func (failingAPI) Get(context.Context, Resource, string, string) (*metav1.PartialObjectMetadata, error) {
+	return nil, apierrors.NewServiceUnavailable("down")
+}
+
+// The attempt-to-delete worker forgets finished work, retries failures and
+// virtual nodes that exist but were not observed yet, and drops nodes the
+// graph has replaced.
+func TestAttemptToDeleteRequeues(t *testing.T) {
+	c, err := client.New(client.Config{Host: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resources []Resource
+	for _, r := range testResources {
+		resources = append(resources, r)
+	}
+	owner := object{uid: "owner"}
+	dep := object{uid: "dep", owners: []string{"owner"}}
+	tests := []struct {
+		name         string
+		api          ObjectAPI
+		live         []object
+		replace      bool // observe the owner under other coordinates first
+		wantRequeues int
+		wantEvents   int // virtual delete events queued for the graph
+	}{
+		{name: "absent virtual owner: forgotten, virtual delete queued", wantEvents: 1},
+		{name: "existing virtual owner not observed yet: retried", live: []object{owner}, wantRequeues: 1},
+		{name: "a replaced node is dropped", live: []object{owner}, replace: true},
+		{name: "API failure: retried", api: failingAPI{&fakeAPI{}}, wantRequeues: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := tt.api
+			if api == nil {
+				fake := &fakeAPI{objects: map[string]*metav1.PartialObjectMetadata{}}
+				for _, o := range tt.live {
+					m := o.meta()
+					fake.objects[apiKey(testResources[schema.GroupKind{Kind: "ConfigMap"}], m.Namespace, m.Name)] = m
+				}
+				api = fake
+			}
+			f, err := informers.New(informers.Config{Client: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gc, err := New(Config{Client: c, API: api, Informers: f, Resources: resources, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer gc.shutDownQueues()
+			gc.builder.processEvent(add(dep))
+			n, _ := gc.builder.graph.get("owner")
+			if tt.replace {
+				gc.builder.processEvent(add(object{ns: "other", uid: "owner"}))
+			}
+			// The builder queued the virtual owner; take it as a worker.
+			if !gc.processAttemptToDelete(context.Background()) {
+				t.Fatal("queue shut down")
+			}
+			if got := gc.attemptToDelete.NumRequeues(n); got != tt.wantRequeues {
+				t.Errorf("requeues = %d, want %d", got, tt.wantRequeues)
+			}
+			if got := gc.graphChanges.Len(); got != tt.wantEvents {
+				t.Errorf("graph events queued = %d, want %d", got, tt.wantEvents)
+			}
+		})
 	}
 }

@@ -85,6 +85,14 @@ func (g *graph) get(uid types.UID) (*node, bool) {
 	return n, ok
 }
 
+// holds reports whether n is the graph's node for its uid, not one removed
+// or replaced.
+func (g *graph) holds(n *node) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.nodes[n.identity.UID] == n
+}
+
 // len is the number of nodes.
 func (g *graph) len() int {
 	g.mu.RLock()
