@@ -170,6 +170,10 @@ func (b *Backend) Storage(cfg storage.ResourceConfig) (storage.Interface, error)
 		return nil, fmt.Errorf("memory storage: NewListFunc must return a list, got %T", cfg.NewListFunc())
 	}
 	s := &store{b: b, codec: cfg.Codec, newFunc: cfg.NewFunc, newListFunc: cfg.NewListFunc, objType: ptrType(cfg.NewFunc())}
+	switch cfg.Codec.(type) {
+	case storage.JSONCodec, *storage.JSONCodec:
+		s.decimalRevs = true
+	}
 	if s.objType != nil {
 		if m, ok := s.objType.MethodByName("DeepCopyInto"); ok {
 			if t := m.Type; t.NumIn() == 2 && t.In(1) == s.objType && t.NumOut() == 0 {

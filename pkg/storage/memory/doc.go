@@ -29,14 +29,14 @@
 //     revision it must send is compacted out of the history gets a
 //     watch.Error event (410 Expired) and its channel is closed: the client
 //     relists. Memory held for slow watchers is thus bounded by the history.
-//
 //   - Reads hand out private copies. A key that is read keeps its newest
 //     version decoded next to its bytes (unless Config.DisableDecodedCache),
 //     also through later updates; Get and GetList deep-copy that object into
 //     the caller's instead of decoding the bytes again. The decoded object is
-//     never handed out itself, and each store (codec and type) decodes for
-//     itself. Older versions, read by exact or paged lists, are decoded
-//     from their bytes.
+//     never handed out itself and serves only the store (codec and type)
+//     that decoded it. Older versions, read by exact or paged lists, are
+//     decoded from their bytes. An update encodes once unless the encoding
+//     could equal the stored bytes but for the revision.
 //
 // A Backend starts a goroutine per open watch and none otherwise; Close ends
 // them all and waits for them.
