@@ -48,5 +48,8 @@ func (s *Server) openapiKinds() []openapi.Kind {
 		}
 		kinds = append(kinds, k)
 	}
+	for _, rr := range reviewResources() {
+		kinds = append(kinds, openapi.Kind{GVK: rr.gvk, Resource: rr.resource, Object: rr.newObj(), CreateOnly: true})
+	}
 	return kinds
 }

@@ -118,6 +118,8 @@ func TestKubectlSession(t *testing.T) {
 		{args: []string{"auth", "can-i", "create", "pods"}, exact: "yes"},
 		{args: []string{"auth", "can-i", "delete", "deployments", "-n", "kube-system"}, exact: "yes"},
 		{args: []string{"auth", "can-i", "--list"}, want: []string{"Resources", "Verbs", "*.*", "[*]"}},
+		{args: []string{"explain", "selfsubjectaccessreviews.spec"}, want: []string{"GROUP:      authorization.k8s.io", "KIND:       SelfSubjectAccessReview", "FIELD: spec <SelfSubjectAccessReviewSpec>", "resourceAttributes"}},
+		{args: []string{"explain", "deployments.spec.template"}, want: []string{"KIND:       Deployment", "FIELD: template <PodTemplateSpec>", "metadata", "spec"}},
 		{args: []string{"auth", "whoami"}, want: []string{"Username", "system:anonymous", "Groups", "[system:unauthenticated]"}},
 		// Errors in Kubernetes' words.
 		{args: []string{"create", "namespace", "demo"}, exact: "namespace/demo created"},

@@ -35,6 +35,10 @@ type Kind struct {
 	// Subresources lists the subresources served: "status" (read and
 	// written as the Object type) and "scale" (autoscaling/v1 Scale).
 	Subresources []string
+	// CreateOnly marks a resource that is only created, such as an access
+	// review answered without being stored: its one path is the create on
+	// the collection, List may be nil and it has no subresources.
+	CreateOnly bool
 }
 
 // Config configures New.
@@ -138,15 +142,18 @@ func New(cfg Config) (*Docs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("openapi: kind %s: %w", k.GVK, err)
 		}
-		listDef, err := defs.add(reflect.TypeOf(k.List))
-		if err != nil {
-			return nil, fmt.Errorf("openapi: kind %s: %w", k.GVK, err)
-		}
 		defs.addGVK(objDef, k.GVK)
-		defs.addGVK(listDef, gv.WithKind(k.GVK.Kind+"List"))
+		roots := []string{objDef, defStatus, defDeleteOptions, defWatchEvent, defPatch}
+		listDef := ""
+		if k.List != nil {
+			if listDef, err = defs.add(reflect.TypeOf(k.List)); err != nil {
+				return nil, fmt.Errorf("openapi: kind %s: %w", k.GVK, err)
+			}
+			defs.addGVK(listDef, gv.WithKind(k.GVK.Kind+"List"))
+			roots = append(roots, listDef)
+		}
 		subDefs := map[string]string{}
 		subGVKs := map[string]schema.GroupVersionKind{}
-		roots := []string{objDef, listDef, defStatus, defDeleteOptions, defWatchEvent, defPatch}
 		for _, sub := range k.Subresources {
 			switch sub {
 			case "status":
@@ -300,6 +307,9 @@ func validateKind(k Kind) error {
 		obj  runtime.Object
 	}{{"Object", k.Object}, {"List", k.List}} {
 		name, obj := f.name, f.obj
+		if obj == nil && name == "List" && k.CreateOnly {
+			continue
+		}
 		if obj == nil {
 			errs = append(errs, fmt.Errorf("%s is nil", name))
 			continue
@@ -308,6 +318,9 @@ func validateKind(k Kind) error {
 		if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 			errs = append(errs, fmt.Errorf("%s is a %s, not a pointer to a struct", name, t))
 		}
+	}
+	if k.CreateOnly && len(k.Subresources) > 0 {
+		errs = append(errs, errors.New("a CreateOnly resource has no subresources"))
 	}
 	for i, sub := range k.Subresources {
 		if !slices.Contains(knownSubresources, sub) {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -70,6 +71,7 @@ func TestNewRejectsInvalidKinds(t *testing.T) {
 		{"nil list", func(k *Kind) { k.List = nil }, "List is nil"},
 		{"unknown subresource", func(k *Kind) { k.Subresources = []string{"log"} }, `subresource "log" is not one of`},
 		{"duplicate subresource", func(k *Kind) { k.Subresources = []string{"status", "status"} }, "listed twice"},
+		{"create-only with subresources", func(k *Kind) { k.CreateOnly, k.List = true, nil }, "a CreateOnly resource has no subresources"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,6 +89,42 @@ func TestNewRejectsInvalidKinds(t *testing.T) {
 			t.Fatalf("New error = %v, want a duplicate resource error", err)
 		}
 	})
+}
+
+// A create-only kind (an access review) has one path, the create on its
+// collection, and its schema for kubectl explain; it needs no list type.
+func TestCreateOnlyKind(t *testing.T) {
+	sar := Kind{
+		GVK:      authorizationv1.SchemeGroupVersion.WithKind("SelfSubjectAccessReview"),
+		Resource: "selfsubjectaccessreviews", Object: &authorizationv1.SelfSubjectAccessReview{}, CreateOnly: true,
+	}
+	d, err := New(Config{Kinds: append(servedKinds(), sar)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := v3Spec(t, d, "apis/authorization.k8s.io/v1")
+	var paths []string
+	for p, item := range doc.Paths.Paths {
+		paths = append(paths, p)
+		if item.Get != nil || item.Put != nil || item.Patch != nil || item.Delete != nil || item.Post == nil {
+			t.Errorf("%s: want only post, got %+v", p, item)
+		}
+		if got := item.Post.OperationId; got != "createAuthorizationV1SelfSubjectAccessReview" {
+			t.Errorf("operation id %q", got)
+		}
+	}
+	if diff := cmp.Diff([]string{"/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"}, paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s", diff)
+	}
+	var gvkDefs []string
+	for name, s := range doc.Components.Schemas {
+		if _, ok := s.Extensions["x-kubernetes-group-version-kind"]; ok && strings.Contains(name, "SelfSubjectAccessReview") {
+			gvkDefs = append(gvkDefs, name)
+		}
+	}
+	if diff := cmp.Diff([]string{"io.k8s.api.authorization.v1.SelfSubjectAccessReview"}, gvkDefs); diff != "" {
+		t.Errorf("kinds in schemas (-want +got):\n%s", diff)
+	}
 }
 
 func TestNewIsDeterministic(t *testing.T) {

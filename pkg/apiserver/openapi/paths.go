@@ -221,6 +221,9 @@ func kindPaths(k Kind, objDef, listDef string, subDefs map[string]string, subGVK
 	delColl.responses = ok(defStatus)
 
 	collection := &pathItem{path: prefix + nsPath + "/" + k.Resource, params: common, ops: []*operation{delColl, list, create}}
+	if k.CreateOnly {
+		return []*pathItem{{path: collection.path, params: common, ops: []*operation{create}}}
+	}
 
 	// Item: read, replace, patch, delete.
 	read := newOp("get", "read", "get", scope+kind, "read the specified "+kind, k.GVK)
