@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -155,10 +156,13 @@ func New(cfg Config) (*Simulator, error) {
 	}
 	nodes := make([]nodeSpec, cfg.Nodes)
 	byName := make(map[string]*nodeSpec, cfg.Nodes)
+	names := make([]string, cfg.Nodes)
 	for i := range nodes {
 		nodes[i] = newNodeSpec(cfg, i)
 		byName[nodes[i].name] = &nodes[i]
+		names[i] = nodes[i].name
 	}
+	slices.Sort(names)
 	api := clientAPI{
 		c:      cfg.Client,
 		pods:   client.NewResource(cfg.Client, client.Pods),
@@ -172,10 +176,13 @@ func New(cfg Config) (*Simulator, error) {
 		pods:             api,
 		clock:            cfg.Clock,
 		nodes:            byName,
+		nodeNames:        names,
 		startupDelay:     cfg.StartupDelay,
 		terminationDelay: cfg.TerminationDelay,
 		states:           map[string]*podState{},
 		assumed:          map[string]string{},
+		bound:            map[string]string{},
+		load:             map[string]int64{},
 	}
 	ctrl, err := controller.New(controller.Config{
 		Name:        Name,
@@ -266,6 +273,7 @@ func (sim *Simulator) Run(ctx context.Context, workers int) error {
 // podChanged enqueues a pod the simulator may have to act on: unbound, or
 // bound to one of its nodes.
 func (sim *Simulator) podChanged(pod *corev1.Pod) {
+	sim.syncer.observe(pod)
 	if pod.Spec.NodeName == "" || sim.syncer.nodes[pod.Spec.NodeName] != nil {
 		sim.ctrl.Enqueue(pod)
 	}
@@ -281,6 +289,7 @@ func (sim *Simulator) podDeleted(obj any) {
 	if key == "" {
 		return
 	}
+	sim.syncer.unobserve(key)
 	sim.wakeups.forget(key)
 	sim.ctrl.EnqueueKey(key)
 }

@@ -63,8 +63,10 @@ type syncer struct {
 	nodeLister *cache.Lister[*corev1.Node]
 	pods       podWriter
 	clock      clock.PassiveClock
-	// nodes are the simulated nodes by name; fixed after New.
+	// nodes are the simulated nodes by name, and nodeNames their sorted
+	// names; fixed after New.
 	nodes            map[string]*nodeSpec
+	nodeNames        []string
 	startupDelay     time.Duration
 	terminationDelay time.Duration
 	// enqueueAfter looks at a key again once a duration has passed.
@@ -80,6 +82,12 @@ type syncer struct {
 	// assumed holds the pods bound by this simulator that the informer has
 	// not shown bound yet, by key, with their node. Guarded by mu.
 	assumed map[string]string
+	// bound holds the unfinished pods the informer shows on a simulated
+	// node, by key, and load counts them per node; both are kept by
+	// observe and unobserve so that choosing a node costs no pod list.
+	// Guarded by mu.
+	bound map[string]string
+	load  map[string]int64
 	// podIPs counts the pod IPs handed out. Guarded by mu.
 	podIPs uint32
 }
@@ -155,10 +163,7 @@ func (s *syncer) forget(key string) {
 // schedule binds pod to the least loaded node it fits on, or marks it
 // unschedulable.
 func (s *syncer) schedule(ctx context.Context, key string, pod *corev1.Pod) error {
-	best, msg, err := s.chooseNode(key, pod)
-	if err != nil {
-		return err
-	}
+	best, msg := s.chooseNode(key, pod)
 	if best == "" {
 		return s.markUnschedulable(ctx, pod, msg)
 	}
@@ -179,18 +184,11 @@ func (s *syncer) schedule(ctx context.Context, key string, pod *corev1.Pod) erro
 
 // chooseNode picks the least loaded node pod fits on and assumes the pod
 // there, or returns "" and why nothing fits.
-func (s *syncer) chooseNode(key string, pod *corev1.Pod) (string, string, error) {
+func (s *syncer) chooseNode(key string, pod *corev1.Pod) (node, why string) {
 	s.scheduling.Lock()
 	defer s.scheduling.Unlock()
-	load, err := s.loads()
-	if err != nil {
-		return "", "", err
-	}
-	names := make([]string, 0, len(s.nodes))
-	for name := range s.nodes {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	load := s.loads()
+	names := s.nodeNames
 	best := ""
 	reasons := map[string]int{}
 	for _, name := range names {
@@ -212,39 +210,64 @@ func (s *syncer) chooseNode(key string, pod *corev1.Pod) (string, string, error)
 		}
 	}
 	if best == "" {
-		return "", unschedulableMessage(len(names), reasons), nil
+		return "", unschedulableMessage(len(names), reasons)
 	}
 	s.mu.Lock()
 	s.assumed[key] = best
 	s.mu.Unlock()
-	return best, "", nil
+	return best, ""
 }
 
-// loads counts the active pods on each simulated node, those bound but
-// not yet seen so included.
-func (s *syncer) loads() (map[string]int64, error) {
-	pods, err := s.podLister.List(labels.Everything())
-	if err != nil {
-		return nil, err
+// loads counts the unfinished pods on each simulated node, those bound
+// but not yet seen so included.
+func (s *syncer) loads() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	load := make(map[string]int64, len(s.nodes))
+	for node, n := range s.load {
+		load[node] = n
 	}
-	load := map[string]int64{}
-	unbound := map[string]bool{}
-	for _, p := range pods {
-		switch {
-		case p.Spec.NodeName == "":
-			unbound[p.Namespace+"/"+p.Name] = true
-		case s.nodes[p.Spec.NodeName] != nil && !isTerminal(p):
-			load[p.Spec.NodeName]++
-		}
+	for _, node := range s.assumed {
+		load[node]++
+	}
+	return load
+}
+
+// observe records where the informer shows pod, for the node loads.
+func (s *syncer) observe(pod *corev1.Pod) {
+	key := pod.Namespace + "/" + pod.Name
+	node := ""
+	if pod.Spec.NodeName != "" && s.nodes[pod.Spec.NodeName] != nil && !isTerminal(pod) {
+		node = pod.Spec.NodeName
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for key, node := range s.assumed {
-		if unbound[key] {
-			load[node]++
-		}
+	if pod.Spec.NodeName != "" {
+		delete(s.assumed, key)
 	}
-	return load, nil
+	old, had := s.bound[key]
+	if had && old == node {
+		return
+	}
+	if had {
+		s.load[old]--
+		delete(s.bound, key)
+	}
+	if node != "" {
+		s.bound[key] = node
+		s.load[node]++
+	}
+}
+
+// unobserve forgets a deleted pod.
+func (s *syncer) unobserve(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.bound[key]; ok {
+		s.load[old]--
+		delete(s.bound, key)
+	}
+	delete(s.assumed, key)
 }
 
 // fits returns why pod can not go to node, or "" when it can.

@@ -92,3 +92,31 @@ func TestSetPodConditionKeepsTransitionTime(t *testing.T) {
 		t.Errorf("conditions = %+v", st.Conditions)
 	}
 }
+
+func TestLoadsFollowObservedPods(t *testing.T) {
+	s := &syncer{
+		nodes:   map[string]*nodeSpec{"a": {name: "a"}, "b": {name: "b"}},
+		assumed: map[string]string{}, bound: map[string]string{}, load: map[string]int64{},
+	}
+	pod := func(name, node string, phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
+	}
+	s.observe(pod("p1", "a", corev1.PodRunning))
+	s.observe(pod("p1", "a", corev1.PodRunning)) // seen again: counted once
+	s.observe(pod("p2", "b", corev1.PodPending))
+	s.observe(pod("p3", "elsewhere", corev1.PodRunning))
+	s.observe(pod("p4", "", corev1.PodPending))
+	s.assumed["ns/p4"] = "b"
+	if got := s.loads(); got["a"] != 1 || got["b"] != 2 || len(got) != 2 {
+		t.Errorf("loads = %v, want a:1 b:2 (one assumed)", got)
+	}
+	s.observe(pod("p4", "b", corev1.PodPending)) // the binding arrives
+	s.observe(pod("p1", "a", corev1.PodSucceeded))
+	s.unobserve("ns/p2")
+	if got := s.loads(); got["a"] != 0 || got["b"] != 1 {
+		t.Errorf("loads = %v, want a:0 b:1", got)
+	}
+	if len(s.assumed) != 0 {
+		t.Errorf("assumed = %v after the binding was observed", s.assumed)
+	}
+}
