@@ -124,11 +124,11 @@ func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, gv schema.G
 	if rr == nil {
 		return false
 	}
-	gr := schema.GroupResource{Group: gv.Group, Resource: rr.resource}
 	rec := recordFrom(r.Context())
 	rec.verb, rec.group, rec.version, rec.resource, rec.scope = "POST", gv.Group, gv.Version, rr.resource, "cluster"
 	if r.Method != http.MethodPost {
-		s.writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
+		// The router's answer: these paths serve nothing but POST.
+		s.writeError(w, r, methodNotAllowed(r))
 		return true
 	}
 	opts, err := parseWriteOptions(r, "CreateOptions")

@@ -70,7 +70,11 @@ func TestSelfReviews(t *testing.T) {
 	})
 	t.Run("only create", func(t *testing.T) {
 		for _, p := range []string{sarPath, srrPath, ssrPath} {
-			e.do("GET", p, nil).expect(t, 405, metav1.StatusReasonMethodNotAllowed)
+			r := e.do("GET", p, nil)
+			r.expect(t, 405, metav1.StatusReasonMethodNotAllowed)
+			if st := r.status(t); st.Message != "the server does not allow this method on the requested resource" {
+				t.Errorf("GET %s: %q", p, st.Message)
+			}
 			e.do("GET", p+"/x", nil).expect(t, 404, metav1.StatusReasonNotFound)
 		}
 	})
