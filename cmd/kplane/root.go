@@ -44,6 +44,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newUpCommand(), newAPIServerCommand(), newControllerManagerCommand(), newVersionCommand())
+	root.AddCommand(newUpCommand(), newAPIServerCommand(), newControllerManagerCommand(),
+		newGetCommand(), newApplyCommand(), newDeleteCommand(), newScaleCommand(), newRolloutCommand(), newVersionCommand())
 	return root
 }
