@@ -14,7 +14,8 @@
 //     unschedulable, match its nodeSelector, have their NoSchedule and
 //     NoExecute taints tolerated and have room under their pod capacity.
 //     When none fits, the pod gets a PodScheduled=False condition with
-//     reason Unschedulable and is tried again when a node changes.
+//     reason Unschedulable and is tried again when a simulated node
+//     changes or a pod leaves one.
 //   - Starting: a pod bound to a simulated node first shows phase Pending
 //     with its containers ContainerCreating (unless StartupDelay is
 //     negative), and StartupDelay after it was first seen bound phase

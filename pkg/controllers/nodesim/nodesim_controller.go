@@ -273,7 +273,9 @@ func (sim *Simulator) Run(ctx context.Context, workers int) error {
 // podChanged enqueues a pod the simulator may have to act on: unbound, or
 // bound to one of its nodes.
 func (sim *Simulator) podChanged(pod *corev1.Pod) {
-	sim.syncer.observe(pod)
+	if sim.syncer.observe(pod) {
+		sim.retryUnschedulable()
+	}
 	if pod.Spec.NodeName == "" || sim.syncer.nodes[pod.Spec.NodeName] != nil {
 		sim.ctrl.Enqueue(pod)
 	}
@@ -289,17 +291,25 @@ func (sim *Simulator) podDeleted(obj any) {
 	if key == "" {
 		return
 	}
-	sim.syncer.unobserve(key)
+	if sim.syncer.unobserve(key) {
+		sim.retryUnschedulable()
+	}
 	sim.wakeups.forget(key)
 	sim.ctrl.EnqueueKey(key)
 }
 
 // nodeChanged gives the pods waiting for a node another try when one of
-// the simulated nodes changes.
+// the simulated nodes changes; a pod leaving a node does the same.
 func (sim *Simulator) nodeChanged(node *corev1.Node) {
 	if sim.syncer.nodes[node.Name] == nil {
 		return
 	}
+	sim.retryUnschedulable()
+}
+
+// retryUnschedulable enqueues the pods found to fit no node, after a
+// change that may make room for them.
+func (sim *Simulator) retryUnschedulable() {
 	pods, err := sim.syncer.podLister.List(labels.Everything())
 	if err != nil {
 		return

@@ -233,8 +233,9 @@ func (s *syncer) loads() map[string]int64 {
 	return load
 }
 
-// observe records where the informer shows pod, for the node loads.
-func (s *syncer) observe(pod *corev1.Pod) {
+// observe records where the informer shows pod, for the node loads. It
+// reports whether the pod stopped counting on a node (it finished).
+func (s *syncer) observe(pod *corev1.Pod) (freed bool) {
 	key := pod.Namespace + "/" + pod.Name
 	node := ""
 	if pod.Spec.NodeName != "" && s.nodes[pod.Spec.NodeName] != nil && !isTerminal(pod) {
@@ -247,7 +248,7 @@ func (s *syncer) observe(pod *corev1.Pod) {
 	}
 	old, had := s.bound[key]
 	if had && old == node {
-		return
+		return false
 	}
 	if had {
 		s.load[old]--
@@ -257,17 +258,21 @@ func (s *syncer) observe(pod *corev1.Pod) {
 		s.bound[key] = node
 		s.load[node]++
 	}
+	return had
 }
 
-// unobserve forgets a deleted pod.
-func (s *syncer) unobserve(key string) {
+// unobserve forgets a deleted pod. It reports whether the pod counted on
+// a node.
+func (s *syncer) unobserve(key string) (freed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.bound[key]; ok {
+	delete(s.assumed, key)
+	old, ok := s.bound[key]
+	if ok {
 		s.load[old]--
 		delete(s.bound, key)
 	}
-	delete(s.assumed, key)
+	return ok
 }
 
 // fits returns why pod can not go to node, or "" when it can.

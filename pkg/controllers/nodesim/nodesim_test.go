@@ -9,6 +9,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -269,4 +270,23 @@ func TestCompleteAfterAnnotation(t *testing.T) {
 			t.Errorf("container status %+v", cs)
 		}
 	}
+}
+
+func TestFullNodeTakesPodsWhenRoomFrees(t *testing.T) {
+	t.Parallel()
+	e := startSim(t, func(c *Config) {
+		c.Nodes = 1
+		c.Capacity = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}
+	})
+	e.createPod("first", nil)
+	e.waitPod("first", runningReady)
+	e.createPod("second", nil)
+	p := e.waitPod("second", unschedulable)
+	if c := podCondition(&p.Status, corev1.PodScheduled); c.Message != "0/1 nodes are available: 1 Too many pods." {
+		t.Errorf("PodScheduled message = %q", c.Message)
+	}
+	if err := e.pods.Delete(t.Context(), "first", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPod("second", runningReady)
 }
