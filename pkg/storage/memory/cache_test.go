@@ -20,6 +20,9 @@ import (
 func scribble(o *corev1.ConfigMap) {
 	o.Name = "scribbled"
 	o.ResourceVersion = "1"
+	if o.Data == nil {
+		o.Data = map[string]string{}
+	}
 	o.Data["v"] = "scribbled"
 	o.Data["extra"] = "scribbled"
 	if o.Labels == nil {
