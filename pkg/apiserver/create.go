@@ -93,7 +93,7 @@ func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace str
 		return nil, false, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
 	if res.info.Namespaced && namespace != "" {
-		if err := s.checkNamespace(ctx, namespace); err != nil {
+		if err := s.checkNamespace(ctx, res.gr(), m.GetName(), namespace); err != nil {
 			return nil, false, err
 		}
 	}

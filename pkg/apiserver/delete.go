@@ -141,7 +141,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request)
 // graceful deletion, marks it with a deletionTimestamp. It returns the
 // object's last state and whether it is gone.
 func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	if res.info.Resource == "namespaces" && res.info.GVK.Group == "" {
+	if isNamespaces(res) {
 		if slices.Contains(undeletableNamespaces, name) {
 			return nil, false, apierrors.NewForbidden(res.gr(), name, fmt.Errorf("this namespace may not be deleted"))
 		}
@@ -168,34 +168,34 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 
 		finalizers := deletionFinalizers(m.GetFinalizers(), opts)
 		graceful, grace := res.strategy.GracefulDelete(cur, opts.GracePeriodSeconds)
+		if isNamespaces(res) && (m.GetDeletionTimestamp() == nil || namespaceHeld(cur)) {
+			// A namespace is first only marked Terminating; it goes once
+			// the namespace controller has emptied it and finalized it.
+			if m.GetDeletionTimestamp() != nil {
+				return cur, false, nil
+			}
+			upd := cur.(*corev1.Namespace).DeepCopy()
+			ts := metav1.NewTime(s.clock.Now())
+			upd.DeletionTimestamp = &ts
+			upd.Finalizers = finalizers
+			upd.Status.Phase = corev1.NamespaceTerminating
+			if dryRun {
+				return upd, false, nil
+			}
+			out := res.strategy.New()
+			err := res.store.GuaranteedUpdate(ctx, key, out, false, pre, func(runtime.Object) (runtime.Object, error) { return upd, nil })
+			if storage.IsConflict(err) && attempt < deleteAttempts {
+				continue
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			res.setKind(out)
+			return out, false, nil
+		}
 		if len(finalizers) == 0 && !graceful {
 			if dryRun {
 				return cur, true, nil
-			}
-			if res.info.Resource == "namespaces" && res.info.GVK.Group == "" {
-				// Mark it Terminating first, so that no new content is
-				// created in it while its content is deleted.
-				marked := res.strategy.New()
-				err := res.store.GuaranteedUpdate(ctx, key, marked, false, pre, func(cur runtime.Object) (runtime.Object, error) {
-					ns := cur.(*corev1.Namespace)
-					ns.Status.Phase = corev1.NamespaceTerminating
-					if ns.DeletionTimestamp == nil {
-						ts := metav1.NewTime(s.clock.Now())
-						ns.DeletionTimestamp = &ts
-					}
-					return ns, nil
-				})
-				if storage.IsConflict(err) && attempt < deleteAttempts {
-					continue
-				}
-				if err != nil {
-					return nil, false, err
-				}
-				if err := s.deleteNamespaceContent(ctx, name); err != nil {
-					return nil, false, err
-				}
-				mrv := accessor(marked).GetResourceVersion()
-				pre = &storage.Preconditions{UID: &uid, ResourceVersion: &mrv}
 			}
 			out := res.strategy.New()
 			err := res.store.Delete(ctx, key, out, pre, nil)
@@ -234,7 +234,7 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 				um.SetDeletionGracePeriodSeconds(&zero)
 			}
 		}
-		if res.info.Resource == "namespaces" && res.info.GVK.Group == "" {
+		if isNamespaces(res) {
 			if ns, ok := upd.(*corev1.Namespace); ok {
 				ns.Status.Phase = corev1.NamespaceTerminating
 			}
@@ -287,33 +287,4 @@ func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 		return nil
 	}
 	return out
-}
-
-// deleteNamespaceContent deletes every object in a namespace that is being
-// deleted, immediately (grace period 0); objects with finalizers stay until
-// their finalizers are removed.
-func (s *Server) deleteNamespaceContent(ctx context.Context, ns string) error {
-	zero := int64(0)
-	opts := &metav1.DeleteOptions{GracePeriodSeconds: &zero}
-	for _, gvr := range s.order {
-		res := s.resources[gvr]
-		if !res.info.Namespaced {
-			continue
-		}
-		list := res.strategy.NewList()
-		if err := res.store.GetList(ctx, res.prefix(ns), storage.ListOptions{Recursive: true}, list); err != nil {
-			return err
-		}
-		items, err := listItems(list)
-		if err != nil {
-			return err
-		}
-		for _, item := range items {
-			m := accessor(item)
-			if _, _, err := s.deleteObject(ctx, res, ns, m.GetName(), opts); err != nil && !storage.IsNotFound(err) {
-				return err
-			}
-		}
-	}
-	return nil
 }

@@ -147,13 +147,99 @@ func TestDeleteCollection(t *testing.T) {
 
 func TestDeleteNamespace(t *testing.T) {
 	e := newTestEnv(t)
-	e.do("DELETE", "/api/v1/namespaces/default", nil).expect(t, 403, metav1.StatusReasonForbidden)
+	for _, name := range []string{"default", "kube-system", "kube-public"} {
+		e.do("DELETE", "/api/v1/namespaces/"+name, nil).expect(t, 403, metav1.StatusReasonForbidden)
+	}
 	e.do("DELETE", "/api/v1/namespaces", nil).expect(t, 405, metav1.StatusReasonMethodNotAllowed)
-	e.mustCreate("/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, nil)
+	var created corev1.Namespace
+	e.mustCreate("/api/v1/namespaces", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, &created)
+	if !slices.Equal(created.Spec.Finalizers, []corev1.FinalizerName{corev1.FinalizerKubernetes}) {
+		t.Fatalf("new namespace spec.finalizers %v", created.Spec.Finalizers)
+	}
 	e.mustCreate(podPath("team", ""), testPod("p", nil), nil)
-	e.do("DELETE", "/api/v1/namespaces/team", nil).expect(t, 200, "")
+
+	// DELETE only marks the namespace Terminating; its content stays for
+	// the namespace controller.
+	r := e.do("DELETE", "/api/v1/namespaces/team", nil)
+	r.expect(t, 200, "")
+	var ns corev1.Namespace
+	r.decode(t, &ns)
+	if ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil || ns.Kind != "Namespace" {
+		t.Fatalf("deleted namespace %+v %+v", ns.TypeMeta, ns.Status)
+	}
+	e.do("GET", podPath("team", "p"), nil).expect(t, 200, "")
+	// Deleting again changes nothing while the finalizer holds it.
+	var again corev1.Namespace
+	e.do("DELETE", "/api/v1/namespaces/team", nil).decode(t, &again)
+	if again.ResourceVersion != ns.ResourceVersion || !again.DeletionTimestamp.Equal(ns.DeletionTimestamp) {
+		t.Fatalf("second delete rewrote the namespace: %v -> %v", ns.ResourceVersion, again.ResourceVersion)
+	}
+	// A plain update cannot drop spec.finalizers; only finalize can.
+	upd := again.DeepCopy()
+	upd.Spec.Finalizers = nil
+	var kept corev1.Namespace
+	e.do("PUT", "/api/v1/namespaces/team", upd).decode(t, &kept)
+	if len(kept.Spec.Finalizers) != 1 {
+		t.Fatalf("update changed spec.finalizers to %v", kept.Spec.Finalizers)
+	}
+	e.do("GET", "/api/v1/namespaces/team", nil).expect(t, 200, "")
+
+	// Finalizing with no finalizers left deletes it.
+	fin := kept.DeepCopy()
+	fin.Spec.Finalizers = nil
+	fin.Labels = map[string]string{"ignored": "yes"}
+	var last corev1.Namespace
+	r = e.do("PUT", "/api/v1/namespaces/team/finalize", fin)
+	r.expect(t, 200, "")
+	r.decode(t, &last)
+	if len(last.Spec.Finalizers) != 0 || last.Labels["ignored"] != "" {
+		t.Fatalf("finalize answer %+v %v", last.Spec, last.Labels)
+	}
 	e.do("GET", "/api/v1/namespaces/team", nil).expect(t, 404, metav1.StatusReasonNotFound)
-	e.do("GET", podPath("team", "p"), nil).expect(t, 404, metav1.StatusReasonNotFound)
+}
+
+func TestFinalizeNamespace(t *testing.T) {
+	e := newTestEnv(t)
+	var ns corev1.Namespace
+	e.mustCreate("/api/v1/namespaces", &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: "team", Finalizers: []string{"example.com/hold"}},
+		Spec:       corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"example.com/spec"}},
+	}, &ns)
+	if want := []corev1.FinalizerName{"example.com/spec", corev1.FinalizerKubernetes}; !slices.Equal(ns.Spec.Finalizers, want) {
+		t.Fatalf("spec.finalizers %v, want %v", ns.Spec.Finalizers, want)
+	}
+	for _, method := range []string{"GET", "POST", "PATCH", "DELETE"} {
+		e.do(method, "/api/v1/namespaces/team/finalize", nil).expect(t, 405, metav1.StatusReasonMethodNotAllowed)
+	}
+	e.do("PUT", "/api/v1/pods/finalize", &ns).expect(t, 404, metav1.StatusReasonNotFound)
+
+	bad := ns.DeepCopy()
+	bad.Spec.Finalizers = []corev1.FinalizerName{"nodomain"}
+	e.do("PUT", "/api/v1/namespaces/team/finalize", bad).expect(t, 422, metav1.StatusReasonInvalid)
+	stale := ns.DeepCopy()
+	stale.ResourceVersion = "1"
+	e.do("PUT", "/api/v1/namespaces/team/finalize", stale).expect(t, 409, metav1.StatusReasonConflict)
+
+	// Finalizing an Active namespace only changes spec.finalizers.
+	fin := ns.DeepCopy()
+	fin.Spec.Finalizers = []corev1.FinalizerName{"example.com/spec"}
+	e.do("PUT", "/api/v1/namespaces/team/finalize", fin).decode(t, &ns)
+	if !slices.Equal(ns.Spec.Finalizers, fin.Spec.Finalizers) || ns.Status.Phase != corev1.NamespaceActive {
+		t.Fatalf("finalized %+v %+v", ns.Spec, ns.Status)
+	}
+
+	e.do("DELETE", "/api/v1/namespaces/team", nil).decode(t, &ns)
+	// The spec finalizer gone, metadata.finalizers still hold it.
+	ns.Spec.Finalizers = nil
+	e.do("PUT", "/api/v1/namespaces/team/finalize", &ns).decode(t, &ns)
+	e.do("GET", "/api/v1/namespaces/team", nil).expect(t, 200, "")
+	// A DELETE now waits on metadata.finalizers like any object.
+	e.do("DELETE", "/api/v1/namespaces/team", nil).decode(t, &ns)
+	if ns.Status.Phase != corev1.NamespaceTerminating {
+		t.Fatalf("phase %v", ns.Status.Phase)
+	}
+	e.do("PATCH", "/api/v1/namespaces/team", `{"metadata":{"finalizers":null}}`, "Content-Type", "application/merge-patch+json").expect(t, 200, "")
+	e.do("GET", "/api/v1/namespaces/team", nil).expect(t, 404, metav1.StatusReasonNotFound)
 }
 
 func TestDeleteBoundPodWithFinalizer(t *testing.T) {
@@ -187,7 +273,11 @@ func TestTerminatingNamespaceRefusesContent(t *testing.T) {
 	}
 	r = e.do("POST", podPath("held", ""), testPod("p", nil))
 	r.expect(t, 403, metav1.StatusReasonForbidden)
-	if st := r.status(t); len(st.Details.Causes) != 1 || st.Details.Causes[0].Type != corev1.NamespaceTerminatingCause {
+	st := r.status(t)
+	if len(st.Details.Causes) != 1 || st.Details.Causes[0].Type != corev1.NamespaceTerminatingCause {
 		t.Errorf("causes %+v", st.Details.Causes)
+	}
+	if want := `pods "p" is forbidden: unable to create new content in namespace held because it is being terminated`; st.Message != want {
+		t.Errorf("message %q, want %q", st.Message, want)
 	}
 }

@@ -123,6 +123,11 @@ func (s *Server) serveAPIResourceList(w http.ResponseWriter, r *http.Request, gv
 			ShortNames:   info.ShortNames,
 			Categories:   info.Categories,
 		})
+		if isNamespaces(res) {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: info.Resource + "/finalize", Kind: info.GVK.Kind, Verbs: metav1.Verbs{"update"},
+			})
+		}
 		if info.Status {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: info.Resource + "/status", Namespaced: info.Namespaced, Kind: info.GVK.Kind, Verbs: subresourceVerbs,

@@ -218,6 +218,10 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 		if !res.info.Status {
 			return nil, notFound()
 		}
+	case "finalize":
+		if !isNamespaces(res) {
+			return nil, notFound()
+		}
 	case "scale":
 		if !res.info.Scale {
 			return nil, notFound()
@@ -270,6 +274,9 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 	case q.verb == "deletecollection" && res.info.NoDeleteCollection:
 		return nil, methodNotAllowed(r)
 	case q.verb == "create" && q.name != "":
+		return nil, methodNotAllowed(r)
+	case q.subresource == "finalize" && q.verb != "update":
+		// Only PUT is served on namespaces/{name}/finalize.
 		return nil, methodNotAllowed(r)
 	case q.subresource != "" && q.verb != "get" && q.verb != "update" && q.verb != "patch":
 		return nil, methodNotAllowed(r)

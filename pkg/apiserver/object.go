@@ -68,7 +68,7 @@ func (res *resource) invalid(name string, errs field.ErrorList) error {
 
 // checkNamespace makes sure a namespaced object may be created in ns: the
 // namespace exists and is not being deleted.
-func (s *Server) checkNamespace(ctx context.Context, ns string) error {
+func (s *Server) checkNamespace(ctx context.Context, gr schema.GroupResource, name, ns string) error {
 	nsres := s.resources[corev1.SchemeGroupVersion.WithResource("namespaces")]
 	if nsres == nil {
 		return nil
@@ -81,7 +81,7 @@ func (s *Server) checkNamespace(ctx context.Context, ns string) error {
 		return err
 	}
 	if obj.DeletionTimestamp != nil || obj.Status.Phase == corev1.NamespaceTerminating {
-		err := apierrors.NewForbidden(nsres.gr(), ns, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
+		err := apierrors.NewForbidden(gr, name, fmt.Errorf("unable to create new content in namespace %s because it is being terminated", ns))
 		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: fmt.Sprintf("namespace %s is being terminated", ns), Field: "metadata.namespace"}}
 		return err
 	}

@@ -173,7 +173,7 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 		if err != nil {
 			return nil, err
 		}
-		if completesDeletion(accessor(out)) {
+		if completesDeletion(accessor(out)) && !namespaceHeld(out) {
 			deleteObj = out
 			return nil, errEmptiedFinalizers
 		}
@@ -237,10 +237,16 @@ func (s *Server) prepareUpdate(res *resource, subresource string, obj, current r
 	if uid := m.GetUID(); uid != "" && uid != cm.GetUID() {
 		return nil, preconditionFailed(res.gr(), cm.GetName(), fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cm.GetUID()))
 	}
-	if subresource == "status" {
+	switch {
+	case subresource == "status":
 		obj = res.strategy.PrepareForStatusUpdate(obj, current)
-	} else {
+	case subresource == "finalize":
+		obj = prepareFinalize(obj, current)
+	default:
 		res.strategy.PrepareForUpdate(obj, current)
+		if isNamespaces(res) {
+			keepNamespaceFinalizers(obj, current)
+		}
 	}
 	m = accessor(obj)
 	// The server owns these fields; clients cannot change them by update.
