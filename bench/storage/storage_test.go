@@ -232,11 +232,23 @@ func BenchmarkList10kPaged(b *testing.B) {
 // same prefix: each op is one update delivered to all 100. The writer waits
 // for the watchers every 1,000 updates, so the figure is the sustained rate
 // of the whole pipeline, not how fast writes can outrun the watchers.
-func BenchmarkWatchFanOut100(b *testing.B) {
+func BenchmarkWatchFanOut100(b *testing.B) { watchFanOut(b, false) }
+
+// BenchmarkWatchFanOut100Read is BenchmarkWatchFanOut100 on keys a list has
+// read: the update keeps them decoded and hands its watchers both states
+// without decoding.
+func BenchmarkWatchFanOut100Read(b *testing.B) { watchFanOut(b, true) }
+
+func watchFanOut(b *testing.B, read bool) {
 	const watchers, window = 100, 1000
 	be, s := newStore(b, memory.Config{HistoryRevisions: 4 * window})
 	fill(b, s, 100)
 	ctx := context.Background()
+	if read {
+		if err := s.GetList(ctx, "/pods/default", storage.ListOptions{Recursive: true}, &corev1.PodList{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	start, err := be.CurrentRevision(ctx)
 	if err != nil {
 		b.Fatal(err)

@@ -27,9 +27,47 @@ func TestDecodedCacheChangesNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	ctx := context.Background()
 	const history = 30
-	stores := []storage.Interface{
-		configMaps(t, newBackend(t, memory.Config{HistoryRevisions: history})),
-		configMaps(t, newBackend(t, memory.Config{HistoryRevisions: history, DisableDecodedCache: true})),
+	backends := []*memory.Backend{
+		newBackend(t, memory.Config{HistoryRevisions: history}),
+		newBackend(t, memory.Config{HistoryRevisions: history, DisableDecodedCache: true}),
+	}
+	stores := []storage.Interface{configMaps(t, backends[0]), configMaps(t, backends[1])}
+	// Each backend's changes are watched, and the events compared after every step.
+	var watchers []storage.Watcher
+	for _, s := range stores {
+		w, err := s.Watch(ctx, "/configmaps/ns", storage.ListOptions{Recursive: true, ResourceVersion: "1", Predicate: storage.Predicate{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		watchers = append(watchers, w)
+		defer w.Stop()
+	}
+	seen := []uint64{1, 1} // the revision of each watch's last event
+	type event struct {
+		Type       string
+		Object     runtime.Object
+		PrevObject runtime.Object
+		Raw        string
+	}
+	events := func(i int) []event {
+		cur, err := backends[i].CurrentRevision(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []event
+		for seen[i] < cur {
+			e, ok := next(t, watchers[i])
+			if !ok {
+				t.Fatalf("watch %d closed at %d", i, seen[i])
+			}
+			rv, err := storage.ObjectResourceVersion(e.Object)
+			if err != nil {
+				t.Fatalf("watch %d: %v", i, err)
+			}
+			seen[i] = rv
+			out = append(out, event{string(e.Type), e.Object, e.PrevObject, string(e.Raw)})
+		}
+		return out
 	}
 	type result struct {
 		Obj  runtime.Object
@@ -131,6 +169,9 @@ func TestDecodedCacheChangesNothing(t *testing.T) {
 		}
 		if diff := cmp.Diff(results[0], results[1]); diff != "" {
 			t.Fatalf("step %d (op %d on %s): with the cache (-) and without (+):\n%s", step, op, name, diff)
+		}
+		if diff := cmp.Diff(events(0), events(1)); diff != "" {
+			t.Fatalf("step %d (op %d on %s): watch events with the cache (-) and without (+):\n%s", step, op, name, diff)
 		}
 		if results[0].Code == 0 && op < 6 {
 			if rv, err := storage.ObjectResourceVersion(results[0].Obj); err == nil && rv > rev {

@@ -35,7 +35,9 @@
 //     the caller's instead of decoding the bytes again. The decoded object is
 //     never handed out itself and serves only the store (codec and type)
 //     that decoded it. Older versions, read by exact or paged lists, are
-//     decoded from their bytes. An update encodes once unless the encoding
+//     decoded from their bytes. An update of a decoded key hands its
+//     watchers the new and previous states decoded (shared, read only, like
+//     every event's objects). An update encodes once unless the encoding
 //     could equal the stored bytes but for the revision.
 //
 // A Backend starts a goroutine per open watch and none otherwise; Close ends

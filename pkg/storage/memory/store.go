@@ -81,16 +81,17 @@ func (s *store) remember(rec *record, rev uint64, obj runtime.Object) bool {
 }
 
 // private returns the version c decoded by s as an object the caller owns,
-// and whether it was copied from the cache. It does not fill the cache.
-func (s *store) private(c kv) (obj runtime.Object, cached bool, err error) {
-	obj, shared, err := s.read(c, false)
+// and, when it was copied from the cache, the cached object (read only). It
+// does not fill the cache.
+func (s *store) private(c kv) (obj, shared runtime.Object, err error) {
+	obj, isShared, err := s.read(c, false)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	if shared {
-		obj = obj.DeepCopyObject()
+	if isShared {
+		return obj.DeepCopyObject(), obj, nil
 	}
-	return obj, shared, nil
+	return obj, nil, nil
 }
 
 // readInto replaces out with the version c decoded by s: a deep copy of the
@@ -165,17 +166,15 @@ func (s *store) fits(obj runtime.Object) bool {
 	return s.objType != nil && reflect.TypeOf(obj) == s.objType && !reflect.ValueOf(obj).IsNil()
 }
 
-// wrote decodes the bytes s just wrote at key (the version of rec at rev)
-// into out. With keep, a copy of the result becomes the record's cache, so
-// that a key that reads keep decoded stays decoded through its updates.
-func (s *store) wrote(key string, rec *record, rev uint64, data []byte, out runtime.Object, keep bool) error {
-	if err := s.decode(key, data, out); err != nil {
-		return err
+// keep makes a copy of out, the version of rec at rev decoded by s, the
+// record's cache and returns it (read only from here on); nil when it
+// cannot.
+func (s *store) keep(rec *record, rev uint64, out runtime.Object) runtime.Object {
+	if !s.fits(out) {
+		return nil
 	}
-	if keep && s.fits(out) {
-		if cp := out.DeepCopyObject(); s.fits(cp) {
-			s.remember(rec, rev, cp)
-		}
+	if cp := out.DeepCopyObject(); s.fits(cp) && s.remember(rec, rev, cp) {
+		return cp
 	}
 	return nil
 }
@@ -262,10 +261,9 @@ func (s *store) Create(ctx context.Context, key string, obj, out runtime.Object)
 			return err
 		}
 	}
-	rev := b.putLocked(key, data, nil)
-	rec := b.items[key]
+	b.putLocked(key, data, nil)
 	b.mu.Unlock()
-	return s.wrote(key, rec, rev, data, out, false)
+	return s.decode(key, data, out)
 }
 
 // GuaranteedUpdate implements storage.Interface.
@@ -288,10 +286,10 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 		b.mu.RUnlock()
 
 		cur := s.newFunc()
-		hot := false // whether the key was read decoded
+		var prevObj runtime.Object // the cached current object, when the key is decoded
 		if curData != nil {
 			var err error
-			if cur, hot, err = s.private(c); err != nil {
+			if cur, prevObj, err = s.private(c); err != nil {
 				return err
 			}
 		} else if !ignoreNotFound {
@@ -323,7 +321,7 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 				return err
 			}
 			if bytes.Equal(same, curData) {
-				if hot {
+				if prevObj != nil {
 					return s.readInto(c, dest)
 				}
 				return s.decode(key, curData, dest)
@@ -346,9 +344,19 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			}
 		}
 		rev := b.putLocked(key, data, curData)
-		rec := b.items[key]
+		rec, ev := b.items[key], b.all.log[len(b.all.log)-1]
 		b.mu.Unlock()
-		return s.wrote(key, rec, rev, data, dest, hot)
+		if err := s.decode(key, data, dest); err != nil {
+			return err
+		}
+		if prevObj != nil {
+			// The key stays decoded, and its watchers get this change
+			// decoded without decoding either state again.
+			if obj := s.keep(rec, rev, dest); obj != nil {
+				ev.setDecoded(&decoded{owner: s, obj: obj, prev: prevObj})
+			}
+		}
+		return nil
 	}
 }
 
@@ -400,7 +408,11 @@ func (s *store) Delete(ctx context.Context, key string, out runtime.Object, prec
 			continue
 		}
 		rev := b.putLocked(key, nil, curData)
+		ev := b.all.log[len(b.all.log)-1]
 		b.mu.Unlock()
+		if shared {
+			ev.setDecoded(&decoded{owner: s, prev: obj})
+		}
 		if shared && s.fits(out) {
 			// obj is still the deleted state; cur may have been changed by validate.
 			if cp := obj.DeepCopyObject(); s.fits(cp) {

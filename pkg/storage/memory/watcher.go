@@ -336,6 +336,16 @@ func (ev *event) decode(s *store) *decoded {
 	return d
 }
 
+// setDecoded makes d the event's decoded form unless a watcher decoded it
+// already. d's objects are read only from here on.
+func (ev *event) setDecoded(d *decoded) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if ev.dec.Load() == nil && ev.rev+decodedWindow > d.owner.b.revNow.Load() {
+		ev.dec.Store(d)
+	}
+}
+
 // tombstone returns d's previous object stamped with the event's revision,
 // encoded, made once per decoded event.
 func (ev *event) tombstone(s *store, d *decoded) (runtime.Object, []byte, error) {
