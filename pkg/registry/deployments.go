@@ -22,6 +22,10 @@ func Deployments() Strategy {
 		NewListFunc: func() runtime.Object { return &appsv1.DeploymentList{} },
 		Spec:        func(d *appsv1.Deployment) any { return d.Spec },
 		CopyStatus:  func(dst, src *appsv1.Deployment) { dst.Status = src.Status },
+		ResetForStatus: func(d, old *appsv1.Deployment) {
+			d.Spec = old.Spec
+			d.Labels = old.Labels
+		},
 		ResetStatus: func(d *appsv1.Deployment) { d.Status = appsv1.DeploymentStatus{} },
 		Defaults: func(d *appsv1.Deployment) {
 			s := &d.Spec

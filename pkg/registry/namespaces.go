@@ -23,10 +23,11 @@ func Namespaces() Strategy {
 			Resource: "namespaces", Singular: "namespace", ShortNames: []string{"ns"},
 			Status: true, ReturnDeletedObject: true, NoDeleteCollection: true,
 		},
-		NewFunc:     func() *corev1.Namespace { return &corev1.Namespace{} },
-		NewListFunc: func() runtime.Object { return &corev1.NamespaceList{} },
-		NameFunc:    apivalidation.ValidateNamespaceName,
-		CopyStatus:  func(dst, src *corev1.Namespace) { dst.Status = src.Status },
+		NewFunc:        func() *corev1.Namespace { return &corev1.Namespace{} },
+		NewListFunc:    func() runtime.Object { return &corev1.NamespaceList{} },
+		NameFunc:       apivalidation.ValidateNamespaceName,
+		CopyStatus:     func(dst, src *corev1.Namespace) { dst.Status = src.Status },
+		ResetForStatus: func(n, old *corev1.Namespace) { n.Spec = old.Spec },
 		ResetStatus: func(n *corev1.Namespace) {
 			// Runs on create only: a new namespace starts Active, held by
 			// the "kubernetes" finalizer whatever the client sent, as in

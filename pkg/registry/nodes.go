@@ -17,9 +17,10 @@ func Nodes() Strategy {
 			Resource: "nodes", Singular: "node", ShortNames: []string{"no"},
 			Status: true,
 		},
-		NewFunc:     func() *corev1.Node { return &corev1.Node{} },
-		NewListFunc: func() runtime.Object { return &corev1.NodeList{} },
-		CopyStatus:  func(dst, src *corev1.Node) { dst.Status = src.Status },
+		NewFunc:        func() *corev1.Node { return &corev1.Node{} },
+		NewListFunc:    func() runtime.Object { return &corev1.NodeList{} },
+		CopyStatus:     func(dst, src *corev1.Node) { dst.Status = src.Status },
+		ResetForStatus: func(n, old *corev1.Node) { n.Spec = old.Spec },
 		Fields: func(n *corev1.Node) fields.Set {
 			unschedulable := "false"
 			if n.Spec.Unschedulable {

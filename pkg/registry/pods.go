@@ -17,10 +17,11 @@ func Pods() Strategy {
 			Resource: "pods", Singular: "pod", ShortNames: []string{"po"}, Categories: []string{"all"},
 			Namespaced: true, Status: true, ReturnDeletedObject: true,
 		},
-		NewFunc:     func() *corev1.Pod { return &corev1.Pod{} },
-		NewListFunc: func() runtime.Object { return &corev1.PodList{} },
-		Spec:        func(p *corev1.Pod) any { return p.Spec },
-		CopyStatus:  func(dst, src *corev1.Pod) { dst.Status = src.Status },
+		NewFunc:        func() *corev1.Pod { return &corev1.Pod{} },
+		NewListFunc:    func() runtime.Object { return &corev1.PodList{} },
+		Spec:           func(p *corev1.Pod) any { return p.Spec },
+		CopyStatus:     func(dst, src *corev1.Pod) { dst.Status = src.Status },
+		ResetForStatus: resetPodForStatus,
 		ResetStatus: func(p *corev1.Pod) {
 			p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(&p.Spec)}
 		},
@@ -108,5 +109,34 @@ func qosClass(spec *corev1.PodSpec) corev1.PodQOSClass {
 		return corev1.PodQOSGuaranteed
 	default:
 		return corev1.PodQOSBurstable
+	}
+}
+
+// resetPodForStatus keeps what a pods/status write may not change: the spec
+// and the owner references (garbage collection relies on them). A status
+// that leaves out the QoS class or an observed generation keeps the stored
+// one: the QoS class is fixed at create and older agents drop these fields.
+func resetPodForStatus(p, old *corev1.Pod) {
+	p.Spec = old.Spec
+	p.OwnerReferences = old.OwnerReferences
+	if p.Status.QOSClass == "" {
+		p.Status.QOSClass = old.Status.QOSClass
+	}
+	if p.Status.ObservedGeneration == 0 {
+		p.Status.ObservedGeneration = old.Status.ObservedGeneration
+	}
+	// Conditions are matched by type, in order, as several may share a type.
+	gens := map[corev1.PodConditionType][]int64{}
+	for _, c := range old.Status.Conditions {
+		gens[c.Type] = append(gens[c.Type], c.ObservedGeneration)
+	}
+	for i, c := range p.Status.Conditions {
+		var g int64
+		if q := gens[c.Type]; len(q) > 0 {
+			g, gens[c.Type] = q[0], q[1:]
+		}
+		if c.ObservedGeneration == 0 {
+			p.Status.Conditions[i].ObservedGeneration = g
+		}
 	}
 }

@@ -18,11 +18,12 @@ func ReplicaSets() Strategy {
 			Resource: "replicasets", Singular: "replicaset", ShortNames: []string{"rs"}, Categories: []string{"all"},
 			Namespaced: true, Status: true, Scale: true,
 		},
-		NewFunc:     func() *appsv1.ReplicaSet { return &appsv1.ReplicaSet{} },
-		NewListFunc: func() runtime.Object { return &appsv1.ReplicaSetList{} },
-		Spec:        func(r *appsv1.ReplicaSet) any { return r.Spec },
-		CopyStatus:  func(dst, src *appsv1.ReplicaSet) { dst.Status = src.Status },
-		ResetStatus: func(r *appsv1.ReplicaSet) { r.Status = appsv1.ReplicaSetStatus{} },
+		NewFunc:        func() *appsv1.ReplicaSet { return &appsv1.ReplicaSet{} },
+		NewListFunc:    func() runtime.Object { return &appsv1.ReplicaSetList{} },
+		Spec:           func(r *appsv1.ReplicaSet) any { return r.Spec },
+		CopyStatus:     func(dst, src *appsv1.ReplicaSet) { dst.Status = src.Status },
+		ResetForStatus: func(r, old *appsv1.ReplicaSet) { r.Spec = old.Spec },
+		ResetStatus:    func(r *appsv1.ReplicaSet) { r.Status = appsv1.ReplicaSetStatus{} },
 		Defaults: func(r *appsv1.ReplicaSet) {
 			if r.Spec.Replicas == nil {
 				r.Spec.Replicas = ptr[int32](1)

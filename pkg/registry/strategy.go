@@ -68,8 +68,11 @@ type Strategy interface {
 	// resource, keep old's status, and bumps generation when the spec changed.
 	PrepareForUpdate(obj, old runtime.Object)
 	// PrepareForStatusUpdate returns the state to store for a write of obj
-	// through the status subresource: old with obj's status and obj's
-	// resourceVersion (the caller's precondition).
+	// through the status subresource: obj, with its metadata changes kept,
+	// old's generation, and the fields the status subresource may not change
+	// (the spec, and per resource some metadata) reset to old's. The
+	// resourceVersion is obj's (the caller's precondition). The caller still
+	// applies the update rules every write follows (uid, timestamps, ...).
 	PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object
 	// Default fills in defaulted fields.
 	Default(obj runtime.Object)
@@ -118,6 +121,12 @@ type Resource[T Object] struct {
 	Spec func(T) any
 	// CopyStatus copies src's status into dst. Required when Meta.Status.
 	CopyStatus func(dst, src T)
+	// ResetForStatus resets in obj, the new state written through the status
+	// subresource, what that subresource may not change, copying it from old,
+	// the stored state: the spec, and for some resources labels or owner
+	// references. It may keep references into old. Nil, with Meta.Status,
+	// stores old with only obj's status.
+	ResetForStatus func(obj, old T)
 	// ResetStatus sets the status a new object starts with; nil keeps the
 	// status the client sent (nodes).
 	ResetStatus func(T)
@@ -187,6 +196,12 @@ func (r *Resource[T]) PrepareForUpdate(obj, old runtime.Object) {
 // PrepareForStatusUpdate implements Strategy.
 func (r *Resource[T]) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
 	t, o := r.cast(obj), r.cast(old)
+	if r.ResetForStatus != nil {
+		// A copy of old, so that obj never shares memory with the stored state.
+		r.ResetForStatus(t, o.DeepCopyObject().(T))
+		t.SetGeneration(o.GetGeneration())
+		return t
+	}
 	out := o.DeepCopyObject().(T)
 	if r.CopyStatus != nil {
 		r.CopyStatus(out, t)
