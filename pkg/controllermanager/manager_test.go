@@ -460,3 +460,48 @@ func TestWatchListClientGate(t *testing.T) {
 		})
 	}
 }
+
+// runnerFunc adapts a function to runner.
+type runnerFunc func(ctx context.Context, workers int) error
+
+func (f runnerFunc) Run(ctx context.Context, workers int) error { return f(ctx, workers) }
+
+// A controller that stops by itself stops the manager: Run returns its
+// error after the other controllers have stopped, leading or not.
+func TestControllerFailureStopsRun(t *testing.T) {
+	for _, elect := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no election", true: "leading"}[elect], func(t *testing.T) {
+			c, _ := startServer(t)
+			m, err := New(Config{Client: c, Controllers: []string{ReplicaSetController}, Identity: "me",
+				LeaderElection: LeaderElectionConfig{Disabled: !elect, LeaseDuration: fastElection.LeaseDuration,
+					RenewDeadline: fastElection.RenewDeadline, RetryPeriod: fastElection.RetryPeriod},
+				Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopped := make(chan struct{})
+			m.controllers = append(m.controllers,
+				namedRunner{name: "waiter", r: runnerFunc(func(ctx context.Context, _ int) error {
+					<-ctx.Done()
+					close(stopped)
+					return nil
+				})},
+				namedRunner{name: "broken", r: runnerFunc(func(context.Context, int) error { return errors.New("boom") })})
+			_, done, result := runManager(t, m)
+			select {
+			case <-done:
+			case <-time.After(waitTimeout):
+				t.Fatal("Run did not return after a controller failed")
+			}
+			err = result()
+			if err == nil || !strings.Contains(err.Error(), "controller broken: boom") {
+				t.Fatalf("Run = %v, want the broken controller's error", err)
+			}
+			select {
+			case <-stopped:
+			default:
+				t.Fatal("Run returned before the other controller stopped")
+			}
+		})
+	}
+}
