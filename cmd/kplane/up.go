@@ -29,7 +29,8 @@ The API server takes the flags of 'kplane apiserver' (embedded etcd in
 <data-dir>/etcd by default). The controller manager connects to it over
 loopback with the kubeconfig written to <data-dir>/kubeconfig, elects itself
 leader through a Lease (so a second 'kplane controller-manager' against the
-same server waits), and runs the Deployment and ReplicaSet controllers plus
+same server waits), and runs the Deployment and ReplicaSet controllers and the
+garbage collector plus
 --nodes simulated nodes that schedule pods and report them Running and Ready.
 
 Everything stops cleanly on SIGINT or SIGTERM.`,
