@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,10 +59,9 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 		s.writeError(w, r, err)
 		return
 	}
-	if !json.Valid(body) {
-		s.writeError(w, r, apierrors.NewBadRequest("the patch is not valid JSON"))
-		return
-	}
+	// As in kube-apiserver, a body that does not decode is reported only
+	// once the object is known to exist.
+	bodyErr := checkPatchBody(pt, body, opts.fieldValidation)
 	var warnings []string
 	var compute computeFunc
 	if q.subresource == "scale" {
@@ -98,6 +98,9 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 	compute = func(current runtime.Object) (runtime.Object, error) {
 		if accessor(current).GetResourceVersion() == "" {
 			return nil, apierrors.NewNotFound(q.gr(), q.name)
+		}
+		if bodyErr != nil {
+			return nil, bodyErr
 		}
 		return missingCheck(current)
 	}
@@ -141,6 +144,62 @@ func applyPatch(pt types.PatchType, body []byte, current, out runtime.Object, gv
 		}
 	}
 	return decodeInto(patched, out, gvk, fieldValidation)
+}
+
+// jsonPatchOp is the shape a JSON patch operation is first decoded into
+// under strict or warning field validation, as kube-apiserver does.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
+}
+
+// kubePatchTypeNames rewrites the Go type names decoding errors carry into
+// the names kube-apiserver's decoding errors carry, so that clients see the
+// same message.
+var kubePatchTypeNames = strings.NewReplacer(
+	"apiserver.jsonPatchOp", "handlers.jsonPatchOp",
+	"[]map[string]*json.RawMessage", "jsonpatch.Patch",
+	"map[string]*json.RawMessage", "jsonpatch.Operation",
+)
+
+// checkPatchBody decodes a patch body as kube-apiserver does before applying
+// it and returns its 400 answer, worded the same, when the body does not
+// decode: not JSON, or JSON of the wrong shape (a JSON patch must be a list
+// of objects; a merge patch and a strategic merge patch an object).
+func checkPatchBody(pt types.PatchType, body []byte, fieldValidation string) error {
+	decodeErr := func(err error) string { return kubePatchTypeNames.Replace(err.Error()) }
+	checked := fieldValidation == metav1.FieldValidationStrict || fieldValidation == metav1.FieldValidationWarn
+	switch pt {
+	case types.JSONPatchType:
+		if checked {
+			var ops []jsonPatchOp
+			if err := json.Unmarshal(body, &ops); err != nil {
+				return apierrors.NewBadRequest("error decoding patch: " + decodeErr(err))
+			}
+		}
+		var ops []map[string]*json.RawMessage
+		if err := json.Unmarshal(body, &ops); err != nil {
+			return apierrors.NewBadRequest(decodeErr(err))
+		}
+	case types.MergePatchType:
+		if checked {
+			var m map[string]any
+			if err := json.Unmarshal(body, &m); err != nil {
+				return apierrors.NewBadRequest("error decoding patch: " + decodeErr(err))
+			}
+		}
+		if !json.Valid(body) {
+			return apierrors.NewBadRequest("Invalid JSON Patch")
+		}
+	case types.StrategicMergePatchType:
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			return apierrors.NewBadRequest(decodeErr(err))
+		}
+	}
+	return nil
 }
 
 // interpretStrategicError maps strategic merge patch failures to the codes

@@ -1,0 +1,71 @@
+package apiserver
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestPatchBodyErrorWording checks that a patch body that does not decode
+// gets kube-apiserver's 400 answer, word for word, for each patch type and
+// field validation directive, and that nothing is stored.
+func TestPatchBodyErrorWording(t *testing.T) {
+	const (
+		jsonPatch  = "application/json-patch+json"
+		mergePatch = "application/merge-patch+json"
+		smPatch    = "application/strategic-merge-patch+json"
+		notJSON    = "invalid character 'o' in literal null (expecting 'u')"
+	)
+	tests := []struct {
+		name, contentType, validation, body, message string
+	}{
+		{"json patch not JSON", jsonPatch, "", "not json", "error decoding patch: " + notJSON},
+		{"json patch not JSON strict", jsonPatch, "Strict", "not json", "error decoding patch: " + notJSON},
+		{"json patch not JSON ignore", jsonPatch, "Ignore", "not json", notJSON},
+		{"json patch object", jsonPatch, "", `{"op":"add"}`, "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"},
+		{"json patch object ignore", jsonPatch, "Ignore", `{"op":"add"}`, "json: cannot unmarshal object into Go value of type jsonpatch.Patch"},
+		{"json patch list of numbers ignore", jsonPatch, "Ignore", `[1]`, "json: cannot unmarshal number into Go value of type jsonpatch.Operation"},
+		{"json patch op not a string", jsonPatch, "Warn", `[{"op":1,"path":"/x"}]`, "error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.op of type string"},
+		{"merge patch not JSON", mergePatch, "", "not json", "error decoding patch: " + notJSON},
+		{"merge patch truncated", mergePatch, "Strict", `{"spec":`, "error decoding patch: unexpected end of JSON input"},
+		{"merge patch list", mergePatch, "", `[1]`, "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"},
+		{"merge patch not JSON ignore", mergePatch, "Ignore", "not json", "Invalid JSON Patch"},
+		{"strategic patch not JSON", smPatch, "", "not json", notJSON},
+		{"strategic patch not JSON ignore", smPatch, "Ignore", "not json", notJSON},
+		{"strategic patch list", smPatch, "Strict", `[1]`, "json: cannot unmarshal array into Go value of type map[string]interface {}"},
+	}
+	e := newTestEnv(t)
+	var before appsv1.Deployment
+	e.mustCreate(deployPath("default", ""), testDeployment("d", 1), &before)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			query := ""
+			if tc.validation != "" {
+				query = "?fieldValidation=" + tc.validation
+			}
+			// The object and its subresources answer the same.
+			for _, sub := range []string{"", "/status", "/scale"} {
+				r := e.do("PATCH", deployPath("default", "d")+sub+query, tc.body, "Content-Type", tc.contentType)
+				r.expect(t, 400, metav1.StatusReasonBadRequest)
+				if st := r.status(t); st.Message != tc.message {
+					t.Errorf("%s: message %q, want %q", sub, st.Message, tc.message)
+				}
+			}
+		})
+	}
+	var after appsv1.Deployment
+	e.do("GET", deployPath("default", "d"), nil).decode(t, &after)
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("a rejected patch was stored: resourceVersion %s -> %s", before.ResourceVersion, after.ResourceVersion)
+	}
+}
+
+// TestPatchBadBodyOfMissingObject checks that, as in kube-apiserver, a patch
+// of an object that does not exist is NotFound whatever its body.
+func TestPatchBadBodyOfMissingObject(t *testing.T) {
+	e := newTestEnv(t)
+	for _, ct := range []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"} {
+		e.do("PATCH", deployPath("default", "missing"), "not json", "Content-Type", ct).expect(t, 404, metav1.StatusReasonNotFound)
+	}
+}
