@@ -8,6 +8,7 @@ import (
 
 	"github.com/kplane/kplane/pkg/controllers/deployment"
 	"github.com/kplane/kplane/pkg/controllers/garbagecollector"
+	"github.com/kplane/kplane/pkg/controllers/namespace"
 	"github.com/kplane/kplane/pkg/controllers/nodesim"
 	"github.com/kplane/kplane/pkg/controllers/replicaset"
 )
@@ -17,6 +18,9 @@ const (
 	DeploymentController       = "deployment"
 	ReplicaSetController       = "replicaset"
 	GarbageCollectorController = "garbagecollector"
+	// NamespaceController empties namespaces being deleted and then
+	// finalizes them, so that they go.
+	NamespaceController = "namespace"
 	// NodeSimulator runs simulated nodes (Config.Nodes of them) that
 	// schedule and run pods. It is off by default, as it stands in for
 	// kubelets: `kplane up` turns it on.
@@ -60,6 +64,12 @@ func knownControllers() []descriptor {
 		{name: GarbageCollectorController, enabledBy: true, build: func(d deps) (runner, error) {
 			return garbagecollector.New(garbagecollector.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, Logger: d.cfg.Logger,
+			})
+		}},
+		{name: NamespaceController, enabledBy: true, build: func(d deps) (runner, error) {
+			return namespace.New(namespace.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics,
 			})
 		}},
 		{name: NodeSimulator, enabledBy: false, build: func(d deps) (runner, error) {
