@@ -57,7 +57,7 @@ func knownControllers() []descriptor {
 		}},
 		{name: ReplicaSetController, enabledBy: true, build: func(d deps) (runner, error) {
 			return replicaset.New(replicaset.Config{
-				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, FeatureGates: d.cfg.Gates,
 				Logger: d.cfg.Logger, Metrics: d.metrics,
 			})
 		}},

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kplane/kplane/pkg/featuregate"
 )
 
 func TestEnabledControllers(t *testing.T) {
@@ -55,5 +57,21 @@ func TestKnownAndDefaultControllers(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"deployment", "garbagecollector", "namespace", "replicaset"}, DefaultControllers()); diff != "" {
 		t.Errorf("DefaultControllers (-want +got):\n%s", diff)
+	}
+}
+
+func TestFeaturesIncludeControllers(t *testing.T) {
+	f := Features()
+	for _, name := range []string{string(WatchListClient), "DeploymentReplicaSetTerminatingReplicas"} {
+		if _, ok := f[featuregate.Feature(name)]; !ok {
+			t.Errorf("Features lacks %s", name)
+		}
+	}
+	g, err := defaultGates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Enabled(WatchListClient) || !g.Enabled("DeploymentReplicaSetTerminatingReplicas") {
+		t.Error("default gates do not enable the beta features")
 	}
 }

@@ -1,8 +1,11 @@
 package controllermanager
 
 import (
+	"maps"
+
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/kplane/kplane/pkg/controllers/replicaset"
 	"github.com/kplane/kplane/pkg/featuregate"
 )
 
@@ -11,14 +14,18 @@ import (
 // followed by a Watch. Beta, on by default. Off: informers List then Watch.
 const WatchListClient featuregate.Feature = "WatchListClient"
 
-// Features returns the specs of the features the manager reads, for cmd/ to
-// add to its registry. Every call returns a new map.
+// Features returns the specs of the features the manager and its
+// controllers read (replicaset.Features included), for cmd/ to add to its
+// registry. Config.Gates must know them all: an unknown feature reads as
+// off. Every call returns a new map.
 func Features() map[featuregate.Feature]featuregate.VersionedSpecs {
-	return map[featuregate.Feature]featuregate.VersionedSpecs{
+	out := map[featuregate.Feature]featuregate.VersionedSpecs{
 		WatchListClient: {
 			{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(0, 1)},
 		},
 	}
+	maps.Copy(out, replicaset.Features())
+	return out
 }
 
 // defaultGates returns Gates holding Features at their defaults.

@@ -505,3 +505,100 @@ func TestControllerFailureStopsRun(t *testing.T) {
 		})
 	}
 }
+
+// The manager hands its gates to the controllers: with
+// DeploymentReplicaSetTerminatingReplicas a ReplicaSet counts its
+// terminating pods, without it the count stays unset.
+func TestGatesReachControllers(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
+			c, _ := startServer(t)
+			reg, err := featuregate.New(featuregate.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := reg.AddVersioned(Features()); err != nil {
+				t.Fatal(err)
+			}
+			if err := reg.SetFromMap(map[string]bool{"DeploymentReplicaSetTerminatingReplicas": on}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := New(Config{Client: c, Gates: reg.Freeze(), Controllers: []string{ReplicaSetController},
+				LeaderElection: LeaderElectionConfig{Disabled: true}, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runManager(t, m)
+			ctx, wcancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer wcancel()
+			rs := &appsv1.ReplicaSet{
+				ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "default"},
+				Spec: appsv1.ReplicaSetSpec{
+					Replicas: ptr(int32(1)),
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "t"}},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "t"}},
+						// Bound to a node no agent runs, so a deleted pod
+						// stays terminating.
+						Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+					},
+				},
+			}
+			if _, err := client.NewResource(c, client.ReplicaSets).Namespace("default").Create(ctx, rs, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := testenv.Wait(ctx, c, client.ReplicaSets, "default/t", func(rs *appsv1.ReplicaSet) bool { return rs.Status.Replicas == 1 }); err != nil {
+				t.Fatal(err)
+			}
+			pods, err := client.NewResource(c, client.Pods).Namespace("default").List(ctx, metav1.ListOptions{})
+			if err != nil || len(pods.Items) != 1 {
+				t.Fatalf("pods %v, err %v", pods, err)
+			}
+			// The controller replaces the terminating pod.
+			if err := client.NewResource(c, client.Pods).Namespace("default").Delete(ctx, pods.Items[0].Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			_, err = testenv.Wait(ctx, c, client.ReplicaSets, "default/t", func(rs *appsv1.ReplicaSet) bool {
+				return rs.Status.Replicas == 1 && rs.Status.ObservedGeneration == rs.Generation &&
+					(!on || (rs.Status.TerminatingReplicas != nil && *rs.Status.TerminatingReplicas == 1))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !on {
+				if _, err := testenv.Wait(ctx, c, client.Pods, "default/"+pods.Items[0].Name, func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil }); err != nil {
+					t.Fatal(err)
+				}
+				// Wait for the replacement: the controller saw the pod
+				// terminating and wrote a status in the same sync.
+				w, err := client.NewResource(c, client.Pods).Namespace("default").Watch(ctx, metav1.ListOptions{ResourceVersion: pods.ListMeta.ResourceVersion})
+				if err != nil {
+					t.Fatal(err)
+				}
+				replaced := false
+				for ev := range w.ResultChan() {
+					if ev.Object != nil && ev.Object.Name != pods.Items[0].Name {
+						replaced = true
+						break
+					}
+				}
+				w.Stop()
+				if !replaced {
+					t.Fatal("the terminating pod was not replaced")
+				}
+				if _, err := testenv.Wait(ctx, c, client.ReplicaSets, "default/t", func(rs *appsv1.ReplicaSet) bool {
+					return rs.Status.Replicas == 1 && rs.Status.ObservedGeneration == rs.Generation
+				}); err != nil {
+					t.Fatal(err)
+				}
+				got, err := client.NewResource(c, client.ReplicaSets).Namespace("default").Get(ctx, "t", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Status.TerminatingReplicas != nil {
+					t.Fatalf("terminatingReplicas %d with the gate off, want unset", *got.Status.TerminatingReplicas)
+				}
+			}
+		})
+	}
+}
