@@ -5,7 +5,8 @@
 // Deleting a namespace only marks it Terminating; its "kubernetes" spec
 // finalizer keeps it until this controller has removed its content. For
 // every namespace with a deletionTimestamp that still holds that
-// finalizer, a sync:
+// finalizer, a sync (Config.SyncDelay, 5 s by default, after the event that
+// showed the deletion, as in Kubernetes):
 //   - deletes the content of every namespaced resource of Config.Resources
 //     in it, with one deletecollection per resource (or a list and a delete
 //     per object where deletecollection is not served), with the default

@@ -27,6 +27,12 @@ const Name = "namespace-controller"
 // again: Kubernetes waits half its 15 s finalizer estimate plus a second.
 const DefaultRecheckInterval = 8 * time.Second
 
+// DefaultSyncDelay is how long after a namespace event the namespace is
+// looked at, as kube-controller-manager waits: other API servers observe
+// the deletion meanwhile, and a client deleting a manifest (the namespace,
+// then its content) still finds the content it deletes.
+const DefaultSyncDelay = 5 * time.Second
+
 // Config configures New.
 type Config struct {
 	// Client deletes content and writes namespace status and finalize.
@@ -43,6 +49,9 @@ type Config struct {
 	// namespace whose content is still being deleted. Defaults to
 	// DefaultRecheckInterval; must not be negative.
 	RecheckInterval time.Duration
+	// SyncDelay is how long after a namespace event the namespace is
+	// synced. Defaults to DefaultSyncDelay; must not be negative.
+	SyncDelay time.Duration
 	// Clock stamps conditions and paces requeues. Defaults to the real clock.
 	Clock clock.WithTicker
 	// Logger defaults to slog.Default().
@@ -67,6 +76,11 @@ func New(cfg Config) (*Controller, error) {
 		return nil, errors.New("namespace: informers are required")
 	case cfg.RecheckInterval < 0:
 		return nil, errors.New("namespace: recheck interval must not be negative")
+	case cfg.SyncDelay < 0:
+		return nil, errors.New("namespace: sync delay must not be negative")
+	}
+	if cfg.SyncDelay == 0 {
+		cfg.SyncDelay = DefaultSyncDelay
 	}
 	if cfg.RecheckInterval == 0 {
 		cfg.RecheckInterval = DefaultRecheckInterval
@@ -115,18 +129,18 @@ func New(cfg Config) (*Controller, error) {
 	}
 	s.enqueueAfter = ctrl.EnqueueKeyAfter
 	if _, err := nsInformer.AddEventHandler(cache.HandlerFuncs[*corev1.Namespace]{
-		AddFunc:    func(ns *corev1.Namespace, _ bool) { enqueueDeleting(ctrl, ns) },
-		UpdateFunc: func(_, ns *corev1.Namespace) { enqueueDeleting(ctrl, ns) },
+		AddFunc:    func(ns *corev1.Namespace, _ bool) { enqueueDeleting(ctrl, ns, cfg.SyncDelay) },
+		UpdateFunc: func(_, ns *corev1.Namespace) { enqueueDeleting(ctrl, ns, cfg.SyncDelay) },
 	}, cache.HandlerOptions{}); err != nil {
 		return nil, fmt.Errorf("namespace: %w", err)
 	}
 	return &Controller{nsInformer: nsInformer, ctrl: ctrl}, nil
 }
 
-// enqueueDeleting queues a namespace that is being deleted.
-func enqueueDeleting(ctrl *controller.Controller, ns *corev1.Namespace) {
+// enqueueDeleting queues a namespace that is being deleted, after delay.
+func enqueueDeleting(ctrl *controller.Controller, ns *corev1.Namespace, delay time.Duration) {
 	if ns.DeletionTimestamp != nil {
-		ctrl.EnqueueKey(ns.Name)
+		ctrl.EnqueueKeyAfter(ns.Name, delay)
 	}
 }
 

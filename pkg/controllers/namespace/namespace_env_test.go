@@ -16,8 +16,8 @@ import (
 )
 
 // startEnv starts a testenv server running the namespace controller on the
-// real clock, rechecking remaining content every 20ms so the test moves on
-// quickly.
+// real clock, syncing at once and rechecking remaining content every 20ms
+// so that the test moves on quickly.
 func startEnv(t *testing.T) *testenv.Env {
 	t.Helper()
 	return testenv.Start(t, testenv.WithController(Name, func(ctx context.Context, env *testenv.Env) error {
@@ -27,7 +27,7 @@ func startEnv(t *testing.T) *testenv.Env {
 			return err
 		}
 		defer f.Shutdown()
-		c, err := New(Config{Client: env.Client, Informers: f, Logger: logger, RecheckInterval: 20 * time.Millisecond})
+		c, err := New(Config{Client: env.Client, Informers: f, Logger: logger, RecheckInterval: 20 * time.Millisecond, SyncDelay: time.Millisecond})
 		if err != nil {
 			return err
 		}
