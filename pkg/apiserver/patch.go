@@ -122,7 +122,7 @@ func applyPatch(pt types.PatchType, body []byte, current, out runtime.Object, gv
 	var patched []byte
 	switch pt {
 	case types.JSONPatchType:
-		patched, err = patch.JSONPatch(doc, body)
+		patched, err = applyJSONPatch(doc, body)
 	case types.MergePatchType:
 		patched, err = patch.MergePatch(doc, body)
 	case types.StrategicMergePatchType:
@@ -144,6 +144,21 @@ func applyPatch(pt types.PatchType, body []byte, current, out runtime.Object, gv
 		}
 	}
 	return decodeInto(patched, out, gvk, fieldValidation)
+}
+
+// maxJSONPatchOperations bounds the operations of a JSON patch, as in
+// kube-apiserver.
+const maxJSONPatchOperations = 10000
+
+// applyJSONPatch applies a JSON patch whose shape checkPatchBody accepted.
+// As in kube-apiserver, every failure is then the patch not applying: 422
+// with the generic message, the cause not shown.
+func applyJSONPatch(doc, body []byte) ([]byte, error) {
+	out, err := patch.JSONPatch(doc, body)
+	if err != nil {
+		return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return out, nil
 }
 
 // jsonPatchOp is the shape a JSON patch operation is first decoded into
@@ -182,6 +197,9 @@ func checkPatchBody(pt types.PatchType, body []byte, fieldValidation string) err
 		var ops []map[string]*json.RawMessage
 		if err := json.Unmarshal(body, &ops); err != nil {
 			return apierrors.NewBadRequest(decodeErr(err))
+		}
+		if len(ops) > maxJSONPatchOperations {
+			return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(ops)))
 		}
 	case types.MergePatchType:
 		if checked {

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -67,5 +68,45 @@ func TestPatchBadBodyOfMissingObject(t *testing.T) {
 	e := newTestEnv(t)
 	for _, ct := range []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"} {
 		e.do("PATCH", deployPath("default", "missing"), "not json", "Content-Type", ct).expect(t, 404, metav1.StatusReasonNotFound)
+	}
+}
+
+// TestJSONPatchApplyErrorWording checks kube-apiserver's answers to JSON
+// patches that decode but do not apply: 422 with the generic message (kube
+// drops the cause), and 413 past the operation limit.
+func TestJSONPatchApplyErrorWording(t *testing.T) {
+	const rejected = "the server rejected our request due to an error in our request"
+	tests := []struct {
+		name, body string
+		code       int
+		reason     metav1.StatusReason
+		message    string
+	}{
+		{"unknown op", `[{"op":"jump","path":"/x"}]`, 422, metav1.StatusReasonInvalid, rejected},
+		{"missing op", `[{"path":"/x"}]`, 422, metav1.StatusReasonInvalid, rejected},
+		{"unknown op after a good one", `[{"op":"add","path":"/metadata/labels/x","value":"y"},{"op":"Add","path":"/x"}]`, 422, metav1.StatusReasonInvalid, rejected},
+		{"missing path", `[{"op":"add","value":1}]`, 422, metav1.StatusReasonInvalid, rejected},
+		{"bad pointer", `[{"op":"add","path":"x","value":1}]`, 422, metav1.StatusReasonInvalid, rejected},
+		{"remove missing", `[{"op":"remove","path":"/spec/nothing"}]`, 422, metav1.StatusReasonInvalid, rejected},
+		{"op not a string", `[{"op":1,"path":"/x"}]`, 400, metav1.StatusReasonBadRequest, "error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.op of type string"},
+		{"too many operations", "[" + strings.Repeat(`{"op":"test","path":"/kind","value":"Deployment"},`, 10000) + `{"op":"test","path":"/kind","value":"Deployment"}]`, 413, metav1.StatusReasonRequestEntityTooLarge,
+			"Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"},
+	}
+	e := newTestEnv(t)
+	var before appsv1.Deployment
+	e.mustCreate(deployPath("default", ""), testDeployment("d", 1), &before)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do("PATCH", deployPath("default", "d"), tc.body, "Content-Type", "application/json-patch+json")
+			r.expect(t, tc.code, tc.reason)
+			if st := r.status(t); st.Message != tc.message {
+				t.Errorf("message %q, want %q", st.Message, tc.message)
+			}
+		})
+	}
+	var after appsv1.Deployment
+	e.do("GET", deployPath("default", "d"), nil).decode(t, &after)
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("a rejected patch was stored: resourceVersion %s -> %s", before.ResourceVersion, after.ResourceVersion)
 	}
 }

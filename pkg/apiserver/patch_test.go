@@ -72,7 +72,7 @@ func TestPatchErrorsStoreNothing(t *testing.T) {
 		{"invalid result", "application/merge-patch+json", `{"spec":{"replicas":-1}}`, 422, metav1.StatusReasonInvalid},
 		{"selector mismatch", "application/merge-patch+json", `{"spec":{"template":{"metadata":{"labels":{"app":"zzz"}}}}}`, 422, metav1.StatusReasonInvalid},
 		{"malformed json", "application/merge-patch+json", `{"spec":`, 400, metav1.StatusReasonBadRequest},
-		{"bad json patch op", "application/json-patch+json", `[{"op":"jump","path":"/x"}]`, 400, metav1.StatusReasonBadRequest},
+		{"bad json patch op", "application/json-patch+json", `[{"op":"jump","path":"/x"}]`, 422, metav1.StatusReasonInvalid},
 		{"json patch test fails", "application/json-patch+json", `[{"op":"test","path":"/spec/replicas","value":9}]`, 422, metav1.StatusReasonInvalid},
 		{"json patch missing path", "application/json-patch+json", `[{"op":"remove","path":"/spec/nothing"}]`, 422, metav1.StatusReasonInvalid},
 		{"stale resourceVersion", "application/merge-patch+json", `{"metadata":{"resourceVersion":"1"},"spec":{"replicas":2}}`, 409, metav1.StatusReasonConflict},
