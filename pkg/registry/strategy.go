@@ -29,8 +29,9 @@ type Info struct {
 	// Namespaced is true for resources that live in a namespace.
 	Namespaced bool
 	// Status is true when the resource has a status subresource: writes to
-	// the main resource keep the stored status and status writes change
-	// nothing else.
+	// the main resource keep the stored status, and status writes keep the
+	// stored spec (and what ResetForStatus resets) but store the new status
+	// and metadata, as in Kubernetes.
 	Status bool
 	// Scale is true when the resource has a scale subresource
 	// (autoscaling/v1 Scale).
