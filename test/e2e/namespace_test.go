@@ -68,5 +68,18 @@ func TestUpDeleteNamespaceManifest(t *testing.T) {
 	if got := p.kubectl(t, "get", "pods,rs,cm", "-n", "team", "-o", "name"); got != "" {
 		t.Fatalf("left in the deleted namespace:\n%s", got)
 	}
+
+	// The same manifest again, deleted as most people do: kubectl waits
+	// until everything it deleted is gone.
+	p.kubectl(t, "apply", "-f", manifest)
+	out = p.kubectl(t, "delete", "-f", manifest, "--timeout=60s")
+	for _, line := range []string{`namespace "team" deleted`, `configmap "conf" deleted`, `deployment.apps "web" deleted`} {
+		if !strings.Contains(out, line) {
+			t.Fatalf("kubectl delete -f (waiting):\n%s\nwant %s", out, line)
+		}
+	}
+	if got := p.kubectl(t, "get", "ns", "-o", "name"); strings.Contains(got, "namespace/team") {
+		t.Fatalf("namespace left after kubectl delete waited:\n%s", got)
+	}
 	p.stop(t)
 }
