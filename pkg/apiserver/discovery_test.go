@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -163,6 +164,45 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	}
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Fatal("still serving after Run returned")
+	}
+}
+
+// TestRunShutdownClosesFreshConnections holds a connection that never sends
+// a request, as HTTP clients open ahead of need, and checks that Run still
+// shuts down within a ShutdownTimeout shorter than the five seconds
+// net/http's Shutdown would otherwise wait for it (Run would then fail
+// with the deadline).
+func TestRunShutdownClosesFreshConnections(t *testing.T) {
+	backend, err := memory.New(memory.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	s, err := New(Config{Backend: backend, ShutdownTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, ln) }()
+	// A served request proves the server is up before the idle connection.
+	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	idle, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kplane/kplane/internal/freshconn"
 	"github.com/kplane/kplane/pkg/registry"
 	"github.com/kplane/kplane/pkg/storage"
 )
@@ -212,7 +213,9 @@ type stopKey struct{}
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	stop := make(chan struct{})
 	base := context.WithValue(context.WithoutCancel(ctx), stopKey{}, (<-chan struct{})(stop))
+	var fresh freshconn.Tracker
 	srv := &http.Server{
+		ConnState:         fresh.ConnState,
 		Handler:           s.handler,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -233,6 +236,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	close(stop)
+	fresh.Stop()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := srv.Shutdown(sctx)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kplane/kplane/internal/freshconn"
 )
 
 // server serves an API server's handler on a listener for one
@@ -29,12 +31,8 @@ type server struct {
 	// done receives Serve's result once.
 	done chan error
 
-	mu sync.Mutex
-	// stopping is set when stop begins; guarded by mu.
-	stopping bool
-	// fresh are the connections that have not yet sent a request
-	// (http.StateNew); guarded by mu.
-	fresh map[net.Conn]struct{}
+	// fresh closes the connections that never sent a request at stop.
+	fresh freshconn.Tracker
 }
 
 // authenticator says whether a request carries the environment's
@@ -65,7 +63,7 @@ const unauthorized = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":
 
 // newServer prepares to serve h on ln.
 func newServer(h http.Handler, ln net.Listener, auth authenticator, logger *slog.Logger) *server {
-	s := &server{ln: ln, done: make(chan error, 1), fresh: map[net.Conn]struct{}{}}
+	s := &server{ln: ln, done: make(chan error, 1)}
 	base, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	s.http = &http.Server{
@@ -82,26 +80,10 @@ func newServer(h http.Handler, ln net.Listener, auth authenticator, logger *slog
 		}),
 		ReadHeaderTimeout: 30 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return base },
-		ConnState:         s.connState,
+		ConnState:         s.fresh.ConnState,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
 	return s
-}
-
-// connState tracks connections that have sent no request yet, and closes
-// new ones once stopping.
-func (s *server) connState(c net.Conn, state http.ConnState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if state != http.StateNew {
-		delete(s.fresh, c)
-		return
-	}
-	if s.stopping {
-		_ = c.Close()
-		return
-	}
-	s.fresh[c] = struct{}{}
 }
 
 // start serves in a new goroutine.
@@ -112,13 +94,7 @@ func (s *server) start() {
 // stop ends every request, stops serving and waits for the serving
 // goroutine and every handler. It must be called once, after start.
 func (s *server) stop() error {
-	s.mu.Lock()
-	s.stopping = true
-	for c := range s.fresh {
-		_ = c.Close()
-	}
-	clear(s.fresh)
-	s.mu.Unlock()
+	s.fresh.Stop()
 	s.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), serverShutdownTimeout)
 	defer cancel()
