@@ -11,6 +11,7 @@ import (
 	"github.com/kplane/kplane/pkg/controllers/namespace"
 	"github.com/kplane/kplane/pkg/controllers/nodesim"
 	"github.com/kplane/kplane/pkg/controllers/replicaset"
+	"github.com/kplane/kplane/pkg/workqueue"
 )
 
 // Names of the controllers, as Config.Controllers takes them.
@@ -37,6 +38,25 @@ type deps struct {
 	cfg Config
 	// metrics is the controllers' reconcile metrics sink.
 	metrics controllerMetrics
+	// newQueue builds a controller's work queue (see queueFactory).
+	newQueue func(name string) (workqueue.RateLimitingInterface[string], error)
+	// queueMetrics receives the work queues' metrics.
+	queueMetrics workqueue.MetricsProvider
+}
+
+// queueFactory returns the constructor of the controllers' work queues:
+// priority queues when ControllerPriorityQueue is on, rate-limiting FIFO
+// queues when it is off; named after their controller, on the manager's
+// clock, reporting to metrics.
+func queueFactory(cfg Config, metrics workqueue.MetricsProvider) func(name string) (workqueue.RateLimitingInterface[string], error) {
+	priority := cfg.Gates.Enabled(ControllerPriorityQueue)
+	return func(name string) (workqueue.RateLimitingInterface[string], error) {
+		qc := workqueue.Config{Name: name, Metrics: metrics, Clock: cfg.Clock}
+		if priority {
+			return workqueue.NewPriority(workqueue.PriorityConfig[string]{Config: qc})
+		}
+		return workqueue.NewRateLimiting(workqueue.RateLimitingConfig[string]{Config: qc})
+	}
 }
 
 // descriptor describes one controller the manager knows.
@@ -52,18 +72,19 @@ func knownControllers() []descriptor {
 		{name: DeploymentController, enabledBy: true, build: func(d deps) (runner, error) {
 			return deployment.New(deployment.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
-				Logger: d.cfg.Logger, Metrics: d.metrics,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
 		{name: ReplicaSetController, enabledBy: true, build: func(d deps) (runner, error) {
 			return replicaset.New(replicaset.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, FeatureGates: d.cfg.Gates,
-				Logger: d.cfg.Logger, Metrics: d.metrics,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
 		{name: GarbageCollectorController, enabledBy: true, build: func(d deps) (runner, error) {
 			return garbagecollector.New(garbagecollector.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, Logger: d.cfg.Logger,
+				QueueMetrics: d.queueMetrics,
 			})
 		}},
 		{name: NamespaceController, enabledBy: true, build: func(d deps) (runner, error) {
@@ -75,7 +96,7 @@ func knownControllers() []descriptor {
 		{name: NodeSimulator, enabledBy: false, build: func(d deps) (runner, error) {
 			return nodesim.New(nodesim.Config{
 				Nodes: d.cfg.Nodes, Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
-				Logger: d.cfg.Logger, Metrics: d.metrics,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
 	}

@@ -14,6 +14,12 @@ import (
 // followed by a Watch. Beta, on by default. Off: informers List then Watch.
 const WatchListClient featuregate.Feature = "WatchListClient"
 
+// ControllerPriorityQueue gives the controllers priority work queues, so
+// the adds of informers' initial lists and resyncs wait behind the work
+// real changes cause. Beta, on by default. Off: plain rate-limiting FIFO
+// queues. The garbage collector's queues are FIFO either way.
+const ControllerPriorityQueue featuregate.Feature = "ControllerPriorityQueue"
+
 // Features returns the specs of the features the manager and its
 // controllers read (replicaset.Features included), for cmd/ to add to its
 // registry. Config.Gates must know them all: an unknown feature reads as
@@ -21,6 +27,9 @@ const WatchListClient featuregate.Feature = "WatchListClient"
 func Features() map[featuregate.Feature]featuregate.VersionedSpecs {
 	out := map[featuregate.Feature]featuregate.VersionedSpecs{
 		WatchListClient: {
+			{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(0, 1)},
+		},
+		ControllerPriorityQueue: {
 			{Default: true, PreRelease: featuregate.Beta, Version: version.MajorMinor(0, 1)},
 		},
 	}

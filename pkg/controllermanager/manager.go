@@ -14,6 +14,7 @@ import (
 	"github.com/kplane/kplane/pkg/controller"
 	"github.com/kplane/kplane/pkg/informers"
 	"github.com/kplane/kplane/pkg/leaderelection"
+	"github.com/kplane/kplane/pkg/workqueue"
 )
 
 // controllerMetrics is the reconcile metrics sink the controllers share.
@@ -67,13 +68,20 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controllermanager: controller metrics: %w", err)
 	}
+	// One provider, registered once, serves every queue: queues of
+	// different names are different series of the same metrics.
+	queueMetrics, err := workqueue.NewPrometheusMetrics(workqueue.PrometheusConfig{Registerer: cfg.MetricsRegistry})
+	if err != nil {
+		return nil, fmt.Errorf("controllermanager: work queue metrics: %w", err)
+	}
+	d := deps{cfg: cfg, metrics: metrics, newQueue: queueFactory(cfg, queueMetrics), queueMetrics: queueMetrics}
 	m := &Manager{cfg: cfg, health: leaderelection.NewHealthCheck(HealthMaxOverdue)}
-	for _, d := range enabled {
-		r, err := d.build(deps{cfg: cfg, metrics: metrics})
+	for _, desc := range enabled {
+		r, err := desc.build(d)
 		if err != nil {
-			return nil, fmt.Errorf("controllermanager: %s: %w", d.name, err)
+			return nil, fmt.Errorf("controllermanager: %s: %w", desc.name, err)
 		}
-		m.controllers = append(m.controllers, namedRunner{name: d.name, r: r})
+		m.controllers = append(m.controllers, namedRunner{name: desc.name, r: r})
 	}
 	if cfg.LeaderElection.Disabled {
 		return m, nil

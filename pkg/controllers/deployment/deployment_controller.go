@@ -42,6 +42,13 @@ type Config struct {
 	Recorder *record.Recorder
 	// Metrics defaults to none.
 	Metrics controller.Metrics
+	// NewQueue builds the controller's work queue, given the controller's
+	// name (Name). Nil keeps the default: a workqueue.RateLimitingQueue
+	// of that name, on the real clock, without metrics. A
+	// *workqueue.PriorityQueue makes initial-list and resync events wait
+	// behind other work. The controller shuts the queue down when Run
+	// returns.
+	NewQueue func(name string) (workqueue.RateLimitingInterface[string], error)
 }
 
 // Controller rolls Deployments out through ReplicaSets; see the package
@@ -94,7 +101,10 @@ func New(cfg Config) (*Controller, error) {
 		}
 		c.ownRecorder = recorder
 	}
-	queue, err := workqueue.NewRateLimiting(workqueue.RateLimitingConfig[string]{Config: workqueue.Config{Name: Name}})
+	if cfg.NewQueue == nil {
+		cfg.NewQueue = defaultQueue
+	}
+	queue, err := cfg.NewQueue(Name)
 	if err != nil {
 		return nil, err
 	}
@@ -281,4 +291,9 @@ func (a deploymentAPI) PatchAnnotations(ctx context.Context, namespace, name str
 		return nil, err
 	}
 	return a.c.Namespace(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
+}
+
+// defaultQueue is the work queue used when Config.NewQueue is nil.
+func defaultQueue(name string) (workqueue.RateLimitingInterface[string], error) {
+	return workqueue.NewRateLimiting(workqueue.RateLimitingConfig[string]{Config: workqueue.Config{Name: name}})
 }

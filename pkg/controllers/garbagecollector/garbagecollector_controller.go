@@ -102,7 +102,18 @@ type Config struct {
 	Logger *slog.Logger
 	// AbsentOwnerCacheSize defaults to DefaultAbsentOwnerCacheSize.
 	AbsentOwnerCacheSize int
+	// QueueMetrics, if set, receives the metrics of the collector's three
+	// work queues, named QueueGraphChanges, QueueAttemptToDelete and
+	// QueueAttemptToOrphan. Nil, the default, means no queue metrics.
+	QueueMetrics workqueue.MetricsProvider
 }
+
+// Names of the collector's work queues in their metrics.
+const (
+	QueueGraphChanges    = "garbage_collector_graph_changes"
+	QueueAttemptToDelete = "garbage_collector_attempt_to_delete"
+	QueueAttemptToOrphan = "garbage_collector_attempt_to_orphan"
+)
 
 // GarbageCollector deletes objects whose owners are gone and carries out
 // foreground and orphan deletions. Run it once.
@@ -159,16 +170,16 @@ func New(cfg Config) (*GarbageCollector, error) {
 		resources[gk] = r
 	}
 
-	graphChanges, err := workqueue.New[*event](workqueue.Config{Clock: cfg.Clock})
+	graphChanges, err := workqueue.New[*event](workqueue.Config{Name: QueueGraphChanges, Metrics: cfg.QueueMetrics, Clock: cfg.Clock})
 	if err != nil {
 		return nil, fmt.Errorf("garbagecollector: %w", err)
 	}
-	attemptToDelete, err := workqueue.NewRateLimiting(workqueue.RateLimitingConfig[*node]{Config: workqueue.Config{Clock: cfg.Clock}})
+	attemptToDelete, err := workqueue.NewRateLimiting(workqueue.RateLimitingConfig[*node]{Config: workqueue.Config{Name: QueueAttemptToDelete, Metrics: cfg.QueueMetrics, Clock: cfg.Clock}})
 	if err != nil {
 		graphChanges.ShutDown()
 		return nil, fmt.Errorf("garbagecollector: %w", err)
 	}
-	attemptToOrphan, err := workqueue.NewRateLimiting(workqueue.RateLimitingConfig[*node]{Config: workqueue.Config{Clock: cfg.Clock}})
+	attemptToOrphan, err := workqueue.NewRateLimiting(workqueue.RateLimitingConfig[*node]{Config: workqueue.Config{Name: QueueAttemptToOrphan, Metrics: cfg.QueueMetrics, Clock: cfg.Clock}})
 	if err != nil {
 		graphChanges.ShutDown()
 		attemptToDelete.ShutDown()

@@ -77,6 +77,13 @@ type Config struct {
 	// Labels are added to every node's own (kubernetes.io/hostname, os
 	// and arch).
 	Labels map[string]string
+	// NewQueue builds the controller's work queue, given the controller's
+	// name ("nodesim"). Nil keeps the default: a workqueue.RateLimitingQueue
+	// of that name, on the real clock, without metrics. A
+	// *workqueue.PriorityQueue makes initial-list and resync events wait
+	// behind other work. The controller shuts the queue down when Run
+	// returns.
+	NewQueue func(name string) (workqueue.RateLimitingInterface[string], error)
 }
 
 // Simulator runs simulated nodes. Run it once.
@@ -150,7 +157,10 @@ func New(cfg Config) (*Simulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nodesim: %w", err)
 	}
-	queue, err := workqueue.NewRateLimiting(workqueue.RateLimitingConfig[string]{Config: workqueue.Config{Name: "nodesim"}})
+	if cfg.NewQueue == nil {
+		cfg.NewQueue = defaultQueue
+	}
+	queue, err := cfg.NewQueue("nodesim")
 	if err != nil {
 		return nil, fmt.Errorf("nodesim: %w", err)
 	}
@@ -325,4 +335,9 @@ func (sim *Simulator) retryUnschedulable() {
 func unschedulable(p *corev1.Pod) bool {
 	c := podCondition(&p.Status, corev1.PodScheduled)
 	return c != nil && c.Status == corev1.ConditionFalse
+}
+
+// defaultQueue is the work queue used when Config.NewQueue is nil.
+func defaultQueue(name string) (workqueue.RateLimitingInterface[string], error) {
+	return workqueue.NewRateLimiting(workqueue.RateLimitingConfig[string]{Config: workqueue.Config{Name: name}})
 }

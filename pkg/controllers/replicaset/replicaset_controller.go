@@ -60,6 +60,13 @@ type Config struct {
 	// FeatureGates decide the features of Features. Defaults to their
 	// defaults. A feature the gates do not know is off.
 	FeatureGates featuregate.Gates
+	// NewQueue builds the controller's work queue, given the controller's
+	// name ("replicaset"). Nil keeps the default: a workqueue.RateLimitingQueue
+	// of that name, on the real clock, without metrics. A
+	// *workqueue.PriorityQueue makes initial-list and resync events wait
+	// behind other work. The controller shuts the queue down when Run
+	// returns.
+	NewQueue func(name string) (workqueue.RateLimitingInterface[string], error)
 }
 
 // Controller is the ReplicaSet controller. Run it once.
@@ -115,7 +122,10 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replicaset: %w", err)
 	}
-	queue, err := workqueue.NewRateLimiting(workqueue.RateLimitingConfig[string]{Config: workqueue.Config{Name: "replicaset"}})
+	if cfg.NewQueue == nil {
+		cfg.NewQueue = defaultQueue
+	}
+	queue, err := cfg.NewQueue("replicaset")
 	if err != nil {
 		return nil, fmt.Errorf("replicaset: %w", err)
 	}
@@ -371,4 +381,9 @@ func (a clientAPI) GetReplicaSet(ctx context.Context, namespace, name string) (*
 
 func (a clientAPI) UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 	return a.rss.Namespace(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{})
+}
+
+// defaultQueue is the work queue used when Config.NewQueue is nil.
+func defaultQueue(name string) (workqueue.RateLimitingInterface[string], error) {
+	return workqueue.NewRateLimiting(workqueue.RateLimitingConfig[string]{Config: workqueue.Config{Name: name}})
 }
