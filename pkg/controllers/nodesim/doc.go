@@ -22,9 +22,20 @@
 //     Running with the PodScheduled, Initialized, ContainersReady and
 //     Ready conditions True, a host IP, a pod IP, a start time and
 //     running, ready container statuses. Status is written through the
-//     status subresource. Pod IPs are unique among the pods one Simulator
-//     starts; pods that have an IP keep it, but a restarted Simulator
-//     counts afresh and may hand out an address an older pod still holds.
+//     status subresource.
+//   - Addresses: each node gets its own /24 pod CIDR in spec.podCIDR and
+//     spec.podCIDRs, as node IPAM would set (node i the i-th /24 from
+//     10.244.0.0/24, wrapping within 10.0.0.0/8), and its own host IP in
+//     172.18.0.0/16; both stay distinct for up to 65,534 nodes. A pod gets
+//     a free address of its node's CIDR, past the network and gateway
+//     addresses, and keeps it; an address is free while no unfinished pod
+//     on the node holds it, so pod IPs never repeat across nodes. A pod
+//     that already has an IP keeps it, and a Simulator, restarted or not,
+//     never hands out an address that a pod its pod cache shows on the
+//     node holds. A pod that finishes or is deleted frees its address,
+//     which is handed out again only after the rest of the range. A node
+//     whose every address is held starts no further pod until one frees;
+//     the sync is retried.
 //   - Bound pods are written and deleted only for the simulated nodes;
 //     pods bound to any other node are never touched.
 //   - Stopping: a pod with a deletionTimestamp is deleted with

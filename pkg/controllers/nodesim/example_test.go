@@ -63,5 +63,5 @@ func ExampleNew() {
 		return
 	}
 	fmt.Println(pod.Spec.NodeName, pod.Status.Phase, pod.Status.PodIP)
-	// Output: kplane-node-0 Running 10.128.0.1
+	// Output: kplane-node-0 Running 10.244.0.2
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"time"
@@ -24,8 +25,10 @@ const KubeletVersion = "kplane"
 
 // nodeSpec is what the simulator knows of one of its nodes.
 type nodeSpec struct {
-	name     string
-	hostIP   string
+	name   string
+	hostIP string
+	// podCIDR is the node's own /24 of pod IPs, as node IPAM would set.
+	podCIDR  netip.Prefix
 	labels   map[string]string
 	capacity corev1.ResourceList
 	maxPods  int64
@@ -45,15 +48,27 @@ func newNodeSpec(cfg Config, i int) nodeSpec {
 		name: name,
 		// 172.18.0.0/16, as a container-based cluster's node network.
 		hostIP:   fmt.Sprintf("172.18.%d.%d", (i+2)/256, (i+2)%256),
+		podCIDR:  nodePodCIDR(i),
 		labels:   lbls,
 		capacity: cfg.Capacity,
 		maxPods:  pods.Value(),
 	}
 }
 
+// nodePodCIDR is the pod CIDR of the i-th node: the i-th /24 from
+// 10.244.0.0, the default cluster CIDR of many distributions, wrapping
+// within 10.0.0.0/8, so that 65,536 nodes get distinct ones.
+func nodePodCIDR(i int) netip.Prefix {
+	n := (244*256 + i) % 65536
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(n >> 8), byte(n), 0}), 24)
+}
+
 // object is the Node as first registered.
 func (n *nodeSpec) object() *corev1.Node {
-	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: maps.Clone(n.labels)}}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: maps.Clone(n.labels)},
+		Spec:       corev1.NodeSpec{PodCIDR: n.podCIDR.String(), PodCIDRs: []string{n.podCIDR.String()}},
+	}
 }
 
 // status is the node's status at now.
@@ -180,6 +195,19 @@ func (h *heartbeat) register(ctx context.Context, n *nodeSpec) (types.UID, error
 	}
 	if err != nil {
 		return "", err
+	}
+	if node.Spec.PodCIDR == "" {
+		// Taken over from before pod CIDRs were set: set it, as node IPAM
+		// does once. A different CIDR already set is left alone (it can not
+		// change); pods still get IPs from this node's own range.
+		node.Spec.PodCIDR = n.podCIDR.String()
+		node.Spec.PodCIDRs = []string{node.Spec.PodCIDR}
+		if node, err = h.api.nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			return "", fmt.Errorf("set pod CIDR: %w", err)
+		}
+	} else if node.Spec.PodCIDR != n.podCIDR.String() {
+		h.logger.Warn("node has another pod CIDR; pod IPs come from the simulator's", "node", n.name,
+			"podCIDR", node.Spec.PodCIDR, "using", n.podCIDR.String())
 	}
 	node.Status = n.status(h.clock.Now())
 	if _, err := h.api.nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {

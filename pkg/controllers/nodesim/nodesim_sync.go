@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -49,7 +50,7 @@ type podWriter interface {
 // podState is what the simulator remembers of a pod on one of its nodes.
 type podState struct {
 	uid types.UID
-	// ip is the pod's IP, handed out once per pod.
+	// ip is the pod's IP, set when it is first started and kept after.
 	ip string
 	// boundSeen is when the simulator first saw the pod bound.
 	boundSeen time.Time
@@ -88,8 +89,19 @@ type syncer struct {
 	// Guarded by mu.
 	bound map[string]string
 	load  map[string]int64
-	// podIPs counts the pod IPs handed out. Guarded by mu.
-	podIPs uint32
+	// pools hands out pod IPs per simulated node; a node's is made on
+	// first use and seeded then from the pod cache. Guarded by mu; nil
+	// until the first is made.
+	pools map[string]*ipPool
+	// podIPs holds the address each pod on a simulated node holds, by
+	// key. Guarded by mu; nil until the first is held.
+	podIPs map[string]heldIP
+}
+
+// heldIP is an address a pod holds in a node's pool.
+type heldIP struct {
+	node string
+	ip   netip.Addr
 }
 
 // sync schedules, starts, completes or removes the pod named by key.
@@ -131,23 +143,18 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 }
 
 // state returns the pod's state, made afresh when the pod is new or was
-// replaced under the same name; a pod that already has an IP (from an
-// earlier run of the simulator) keeps it. Binding is now visible: the pod
-// is no longer assumed.
+// replaced under the same name (the replaced pod's IP is then freed).
+// Binding is now visible: the pod is no longer assumed.
 func (s *syncer) state(key string, pod *corev1.Pod) *podState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.assumed, key)
 	st := s.states[key]
 	if st == nil || st.uid != pod.UID {
-		ip := pod.Status.PodIP
-		if ip == "" {
-			s.podIPs++
-			n := s.podIPs
-			// 10.128.0.0/9 holds 2^23 pods before an address repeats.
-			ip = fmt.Sprintf("10.%d.%d.%d", 128+(n>>16)&127, (n>>8)&255, n&255)
+		if st != nil {
+			s.releaseIPLocked(key)
 		}
-		st = &podState{uid: pod.UID, ip: ip}
+		st = &podState{uid: pod.UID}
 		s.states[key] = st
 	}
 	return st
@@ -158,6 +165,91 @@ func (s *syncer) forget(key string) {
 	defer s.mu.Unlock()
 	delete(s.states, key)
 	delete(s.assumed, key)
+	s.releaseIPLocked(key)
+}
+
+// podIPLocked returns the IP of pod, on simulated node node: the one its
+// status shows (from an earlier run of the simulator, perhaps), the one
+// handed out to it already, or a free one of the node's pod CIDR.
+func (s *syncer) podIPLocked(key string, pod *corev1.Pod) (string, error) {
+	node := pod.Spec.NodeName
+	if pod.Status.PodIP != "" {
+		s.holdIPLocked(key, node, pod.Status.PodIP)
+		return pod.Status.PodIP, nil
+	}
+	if h, ok := s.podIPs[key]; ok && h.node == node {
+		return h.ip.String(), nil
+	}
+	s.releaseIPLocked(key)
+	ip, err := s.poolLocked(node).allocate(key)
+	if err != nil {
+		return "", fmt.Errorf("node %s: %w", node, err)
+	}
+	s.setHeldLocked(key, heldIP{node: node, ip: ip})
+	return ip.String(), nil
+}
+
+// poolLocked returns node's pool, made on first use holding the IPs of the
+// unfinished pods the pod cache shows on the node. Workers start only once
+// that cache has synced, so a new simulator never hands out an IP a pod
+// from before it still holds; later pods reach the pool through observe.
+func (s *syncer) poolLocked(node string) *ipPool {
+	if p := s.pools[node]; p != nil {
+		return p
+	}
+	p := newIPPool(s.nodes[node].podCIDR)
+	if s.pools == nil {
+		s.pools = map[string]*ipPool{}
+	}
+	s.pools[node] = p
+	for key, h := range s.podIPs {
+		if h.node == node {
+			p.hold(h.ip, key)
+		}
+	}
+	if pods, err := s.podLister.List(labels.Everything()); err == nil {
+		for _, pod := range pods {
+			if pod.Spec.NodeName == node && pod.Status.PodIP != "" && !isTerminal(pod) {
+				s.holdIPLocked(pod.Namespace+"/"+pod.Name, node, pod.Status.PodIP)
+			}
+		}
+	}
+	return p
+}
+
+// holdIPLocked records that the pod key on node holds ip. An address that
+// does not parse is ignored: it can not collide with one handed out.
+func (s *syncer) holdIPLocked(key, node, ip string) {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return
+	}
+	if h, ok := s.podIPs[key]; ok && (h.node != node || h.ip != a) {
+		s.releaseIPLocked(key)
+	}
+	s.setHeldLocked(key, heldIP{node: node, ip: a})
+	if p := s.pools[node]; p != nil {
+		p.hold(a, key)
+	}
+}
+
+func (s *syncer) setHeldLocked(key string, h heldIP) {
+	if s.podIPs == nil {
+		s.podIPs = map[string]heldIP{}
+	}
+	s.podIPs[key] = h
+}
+
+// releaseIPLocked frees the IP the pod key holds, if any.
+func (s *syncer) releaseIPLocked(key string) {
+	h, ok := s.podIPs[key]
+	if !ok {
+		return
+	}
+	delete(s.podIPs, key)
+	if p := s.pools[h.node]; p != nil {
+		p.release(h.ip, key)
+	}
 }
 
 // schedule binds pod to the least loaded node it fits on, or marks it
@@ -246,6 +338,14 @@ func (s *syncer) observe(pod *corev1.Pod) (freed bool) {
 	if pod.Spec.NodeName != "" {
 		delete(s.assumed, key)
 	}
+	switch {
+	case node != "" && pod.Status.PodIP != "":
+		s.holdIPLocked(key, node, pod.Status.PodIP)
+	case node == "" && pod.Spec.NodeName != "" && s.nodes[pod.Spec.NodeName] != nil:
+		// Finished: its IP is free again, as a kubelet frees a finished
+		// pod's sandbox network.
+		s.releaseIPLocked(key)
+	}
 	old, had := s.bound[key]
 	if had && old == node {
 		return false
@@ -267,6 +367,7 @@ func (s *syncer) unobserve(key string) (freed bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.assumed, key)
+	s.releaseIPLocked(key)
 	old, ok := s.bound[key]
 	if ok {
 		s.load[old]--
@@ -358,6 +459,14 @@ func (s *syncer) start(ctx context.Context, key string, pod *corev1.Pod, st *pod
 		st.boundSeen = now
 	}
 	runAt := st.boundSeen.Add(s.startupDelay)
+	if st.ip == "" {
+		ip, err := s.podIPLocked(key, pod)
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		st.ip = ip
+	}
 	ip := st.ip
 	s.mu.Unlock()
 	node := s.nodes[pod.Spec.NodeName]

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kplane/kplane/pkg/client"
@@ -30,11 +33,11 @@ type simEnv struct {
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // startSim runs a Simulator with 3 nodes, no startup delay unless edit
-// sets one, on a fake clock at t0.
-func startSim(t *testing.T, edit func(*Config)) *simEnv {
+// sets one, on a fake clock at t0, in an environment started with opts.
+func startSim(t *testing.T, edit func(*Config), opts ...testenv.Option) *simEnv {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
-	env := testenv.Start(t, testenv.WithController(Name, func(ctx context.Context, env *testenv.Env) error {
+	env := testenv.Start(t, append(opts, testenv.WithController(Name, func(ctx context.Context, env *testenv.Env) error {
 		logger := slog.New(slog.DiscardHandler)
 		f, err := informers.New(informers.Config{Client: env.Client, Logger: logger})
 		if err != nil {
@@ -51,7 +54,7 @@ func startSim(t *testing.T, edit func(*Config)) *simEnv {
 		}
 		f.Start(ctx)
 		return sim.Run(ctx, 2)
-	}))
+	}))...)
 	ns := env.Namespace(t)
 	return &simEnv{t: t, env: env, clock: clk, ns: ns, pods: client.NewResource(env.Client, client.Pods).Namespace(ns)}
 }
@@ -289,4 +292,101 @@ func TestFullNodeTakesPodsWhenRoomFrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitPod("second", runningReady)
+}
+
+func TestPodIPsUniqueWithinNodePodCIDRs(t *testing.T) {
+	t.Parallel()
+	e := startSim(t, nil)
+	cidrs := map[string]netip.Prefix{}
+	hostIPs := map[string]string{}
+	for i := range DefaultNodes {
+		name := fmt.Sprintf("%s%d", DefaultNamePrefix, i)
+		n := testenv.WaitFor(t, e.env, client.Nodes, name, func(n *corev1.Node) bool { return n.Spec.PodCIDR != "" })
+		c, err := netip.ParsePrefix(n.Spec.PodCIDR)
+		if err != nil || !slices.Equal(n.Spec.PodCIDRs, []string{n.Spec.PodCIDR}) {
+			t.Fatalf("%s: podCIDR %q (%v), podCIDRs %v", name, n.Spec.PodCIDR, err, n.Spec.PodCIDRs)
+		}
+		for other, oc := range cidrs {
+			if oc.Overlaps(c) {
+				t.Errorf("%s pod CIDR %s overlaps %s's %s", name, c, other, oc)
+			}
+		}
+		cidrs[name] = c
+	}
+	const pods = 30
+	for i := range pods {
+		e.createPod(fmt.Sprintf("p%d", i), nil)
+	}
+	ips := map[string]string{}
+	for i := range pods {
+		p := e.waitPod(fmt.Sprintf("p%d", i), runningReady)
+		ip, err := netip.ParseAddr(p.Status.PodIP)
+		if err != nil || !cidrs[p.Spec.NodeName].Contains(ip) {
+			t.Errorf("pod %s on %s has IP %q, outside the node's pod CIDR %s", p.Name, p.Spec.NodeName, p.Status.PodIP, cidrs[p.Spec.NodeName])
+		}
+		if other, dup := ips[p.Status.PodIP]; dup {
+			t.Errorf("pods %s and %s share IP %s", other, p.Name, p.Status.PodIP)
+		}
+		ips[p.Status.PodIP] = p.Name
+		if h, ok := hostIPs[p.Spec.NodeName]; ok && h != p.Status.HostIP {
+			t.Errorf("pod %s hostIP %s, another pod on %s has %s", p.Name, p.Status.HostIP, p.Spec.NodeName, h)
+		}
+		hostIPs[p.Spec.NodeName] = p.Status.HostIP
+	}
+	if len(hostIPs) != DefaultNodes {
+		t.Fatalf("pods landed on %d nodes, want %d", len(hostIPs), DefaultNodes)
+	}
+	seen := map[string]string{}
+	for node, h := range hostIPs {
+		if other, dup := seen[h]; dup {
+			t.Errorf("nodes %s and %s share host IP %s", other, node, h)
+		}
+		seen[h] = node
+	}
+}
+
+// TestRestartSkipsLiveIPs starts a simulator over pods that an earlier run
+// left running, holding the first addresses of their nodes' pod CIDRs.
+func TestRestartSkipsLiveIPs(t *testing.T) {
+	t.Parallel()
+	const ns = "earlier"
+	objs := []runtime.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}
+	live := map[string]string{}
+	for i := range 2 {
+		node := fmt.Sprintf("%s%d", DefaultNamePrefix, i)
+		ip := firstPodIP(nodePodCIDR(i))
+		for j := range 4 {
+			name := fmt.Sprintf("old-%d-%d", i, j)
+			objs = append(objs, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
+				Status: corev1.PodStatus{
+					Phase: corev1.PodRunning, PodIP: ip.String(), PodIPs: []corev1.PodIP{{IP: ip.String()}},
+					Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+				},
+			})
+			live[ip.String()] = name
+			ip = ip.Next()
+		}
+	}
+	e := startSim(t, nil, testenv.WithObjects(objs...))
+	for i := range 12 {
+		e.createPod(fmt.Sprintf("p%d", i), func(p *corev1.Pod) { p.Spec.NodeName = fmt.Sprintf("%s%d", DefaultNamePrefix, i%2) })
+	}
+	ips := map[string]string{}
+	for i := range 12 {
+		p := e.waitPod(fmt.Sprintf("p%d", i), runningReady)
+		if old, taken := live[p.Status.PodIP]; taken {
+			t.Errorf("pod %s got %s, held by running pod %s/%s", p.Name, p.Status.PodIP, ns, old)
+		}
+		if other, dup := ips[p.Status.PodIP]; dup || p.Status.PodIP == "" {
+			t.Errorf("pod %s got %q, also held by %q", p.Name, p.Status.PodIP, other)
+		}
+		ips[p.Status.PodIP] = p.Name
+	}
+	for ip, name := range live {
+		if p := testenv.WaitFor(t, e.env, client.Pods, ns+"/"+name, runningReady); p.Status.PodIP != ip {
+			t.Errorf("pod %s IP %s, want its own %s", name, p.Status.PodIP, ip)
+		}
+	}
 }
