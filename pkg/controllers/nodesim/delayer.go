@@ -55,6 +55,14 @@ func (d *delayer) after(key string, delay time.Duration) {
 	d.pending[key] = w
 }
 
+// armed reports whether a wake-up for key is pending and has not fired.
+func (d *delayer) armed(key string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w, ok := d.pending[key]
+	return ok && !w.fired.Load()
+}
+
 // forget drops the pending wake-up of key.
 func (d *delayer) forget(key string) {
 	d.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kplane/kplane/pkg/client"
@@ -28,6 +30,8 @@ type simEnv struct {
 	clock *clocktesting.FakeClock
 	ns    string
 	pods  *client.ResourceClient[*corev1.Pod]
+	// sim is the running simulator, set once New has returned.
+	sim *atomic.Pointer[Simulator]
 }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -37,6 +41,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 func startSim(t *testing.T, edit func(*Config), opts ...testenv.Option) *simEnv {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
+	var running atomic.Pointer[Simulator]
 	env := testenv.Start(t, append(opts, testenv.WithController(Name, func(ctx context.Context, env *testenv.Env) error {
 		logger := slog.New(slog.DiscardHandler)
 		f, err := informers.New(informers.Config{Client: env.Client, Logger: logger})
@@ -52,11 +57,12 @@ func startSim(t *testing.T, edit func(*Config), opts ...testenv.Option) *simEnv 
 		if err != nil {
 			return err
 		}
+		running.Store(sim)
 		f.Start(ctx)
 		return sim.Run(ctx, 2)
 	}))...)
 	ns := env.Namespace(t)
-	return &simEnv{t: t, env: env, clock: clk, ns: ns, pods: client.NewResource(env.Client, client.Pods).Namespace(ns)}
+	return &simEnv{t: t, env: env, clock: clk, ns: ns, pods: client.NewResource(env.Client, client.Pods).Namespace(ns), sim: &running}
 }
 
 func (e *simEnv) createPod(name string, edit func(*corev1.Pod)) *corev1.Pod {
@@ -177,6 +183,19 @@ func TestDeletingBoundPodRemovesIt(t *testing.T) {
 	}
 	// Graceful: the pod stays until its containers stop.
 	e.waitPod("p", func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil })
+	// The simulator arms its wake-up for the containers' stop when it sees
+	// the deletion, which may be after this test does: stepping the fake
+	// clock before that would step past nothing.
+	key := e.ns + "/p"
+	if err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		sim := e.sim.Load()
+		return sim != nil && sim.wakeups.armed(key), nil
+	}); err != nil {
+		t.Fatalf("the simulator never armed the stop of %s: %v", key, err)
+	}
+	if _, err := e.pods.Get(t.Context(), "p", metav1.GetOptions{}); err != nil {
+		t.Fatalf("pod removed before its containers stopped: %v", err)
+	}
 	e.clock.Step(5 * time.Second)
 	testenv.WaitForDeletion(t, e.env, client.Pods, e.ns+"/p")
 }
