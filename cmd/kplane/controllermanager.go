@@ -134,7 +134,7 @@ func newControllerManagerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
 		Short: "Run the controllers against an API server",
-		Long: `Run kplane's controllers (Deployment, ReplicaSet, garbage collector, and optionally the node
+		Long: `Run kplane's controllers (Deployment, ReplicaSet, garbage collector, namespace, and optionally the node
 simulator) against a Kubernetes API server: kplane's own or a real cluster.
 
 With --leader-elect (the default) several replicas may run: they compete for a
