@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 
+	"github.com/kplane/kplane/internal/wakeup"
 	"github.com/kplane/kplane/pkg/cache"
 	"github.com/kplane/kplane/pkg/client"
 	"github.com/kplane/kplane/pkg/controller"
@@ -94,7 +95,7 @@ type Simulator struct {
 	ctrl        *controller.Controller
 	syncer      *syncer
 	heartbeat   *heartbeat
-	wakeups     *delayer
+	wakeups     *wakeup.Delayer
 	logger      *slog.Logger
 }
 
@@ -215,10 +216,10 @@ func New(cfg Config) (*Simulator, error) {
 		nodeInfo:    nodeInformer,
 		ctrl:        ctrl,
 		syncer:      s,
-		wakeups:     newDelayer(cfg.Clock, ctrl.EnqueueKey),
+		wakeups:     wakeup.New(cfg.Clock, ctrl.EnqueueKey),
 		logger:      cfg.Logger.With("controller", Name),
 	}
-	s.enqueueAfter = sim.wakeups.after
+	s.enqueueAfter = sim.wakeups.After
 	sim.heartbeat = &heartbeat{api: api, clock: cfg.Clock, nodes: nodes, interval: cfg.HeartbeatInterval,
 		leaseDuration: cfg.LeaseDuration, logger: sim.logger}
 
@@ -252,7 +253,7 @@ func (sim *Simulator) NodeNames() []string {
 // goroutine it started has exited. It returns an error if ctx ends before
 // the pod and node caches sync.
 func (sim *Simulator) Run(ctx context.Context, workers int) error {
-	defer sim.wakeups.stop()
+	defer sim.wakeups.Stop()
 	// Deferred in this order so that the heartbeat is cancelled before it
 	// is waited for, on every way out.
 	var wg sync.WaitGroup
@@ -304,7 +305,7 @@ func (sim *Simulator) podDeleted(obj any) {
 	if sim.syncer.unobserve(key) {
 		sim.retryUnschedulable()
 	}
-	sim.wakeups.forget(key)
+	sim.wakeups.Forget(key)
 	sim.ctrl.EnqueueKey(key)
 }
 

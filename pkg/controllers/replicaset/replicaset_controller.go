@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/kplane/kplane/internal/wakeup"
 	"github.com/kplane/kplane/pkg/cache"
 	"github.com/kplane/kplane/pkg/client"
 	"github.com/kplane/kplane/pkg/controller"
@@ -77,7 +78,7 @@ type Controller struct {
 	syncer      *syncer
 	logger      *slog.Logger
 	// wakeups requeues keys after a delay on the injected clock.
-	wakeups *delayer
+	wakeups *wakeup.Delayer
 }
 
 // New builds the controller and registers its informer handlers; it starts
@@ -160,8 +161,8 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("replicaset: %w", err)
 	}
 	c := &Controller{rsInformer: rsInformer, podInformer: podInformer, ctrl: ctrl, syncer: s, logger: cfg.Logger.With("controller", Name)}
-	c.wakeups = newDelayer(cfg.Clock, ctrl.EnqueueKey)
-	s.enqueueAfter = c.wakeups.after
+	c.wakeups = wakeup.New(cfg.Clock, ctrl.EnqueueKey)
+	s.enqueueAfter = c.wakeups.After
 
 	if _, err := rsInformer.AddEventHandler(cache.HandlerFuncs[*appsv1.ReplicaSet]{
 		AddFunc:    func(rs *appsv1.ReplicaSet, _ bool) { ctrl.Enqueue(rs) },
@@ -184,7 +185,7 @@ func New(cfg Config) (*Controller, error) {
 // until ctx ends, and returns once they have exited. It returns an error if
 // ctx ends before the caches sync.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	defer c.wakeups.stop()
+	defer c.wakeups.Stop()
 	// Wait here on the real clock, so that the cache-sync poll of the worker
 	// loop, which runs on the injected clock, finds the caches synced.
 	if !cache.WaitForCacheSync(ctx, c.rsInformer.HasSynced, c.podInformer.HasSynced) {
@@ -207,7 +208,7 @@ func (c *Controller) deleteReplicaSet(obj any) {
 		return
 	}
 	c.syncer.expectations.DeleteExpectations(key)
-	c.wakeups.forget(key)
+	c.wakeups.Forget(key)
 	c.ctrl.EnqueueKey(key)
 }
 
@@ -306,7 +307,7 @@ func (c *Controller) updatePod(oldPod, curPod *corev1.Pod) {
 		if !isPodReady(oldPod) && isPodReady(curPod) && rs.Spec.MinReadySeconds > 0 {
 			// The pod becomes available minReadySeconds from now; look
 			// again then (a second later, so the clock has passed it).
-			c.wakeups.after(keyOf(rs), time.Duration(rs.Spec.MinReadySeconds)*time.Second+time.Second)
+			c.wakeups.After(keyOf(rs), time.Duration(rs.Spec.MinReadySeconds)*time.Second+time.Second)
 		}
 		return
 	}

@@ -32,7 +32,7 @@ func newHandlerController(t *testing.T, rss ...*appsv1.ReplicaSet) (*Controller,
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(ctrl.wakeups.stop)
+	t.Cleanup(ctrl.wakeups.Stop)
 	for _, rs := range rss {
 		if err := ctrl.rsInformer.Indexer().Add(rs); err != nil {
 			t.Fatal(err)
@@ -99,14 +99,11 @@ func TestBecomingReadyWakesUpAfterMinReadySeconds(t *testing.T) {
 	if !clk.HasWaiters() {
 		t.Fatal("no wake-up armed for minReadySeconds")
 	}
-	c.wakeups.mu.Lock()
-	w := c.wakeups.pending["ns/web"]
-	c.wakeups.mu.Unlock()
-	if w == nil || !w.deadline.Equal(t0.Add(6*time.Second)) {
-		t.Errorf("wake-up = %+v, want at minReadySeconds+1s", w)
+	if at, ok := c.wakeups.Pending("ns/web"); !ok || !at.Equal(t0.Add(6*time.Second)) {
+		t.Errorf("wake-up = %v %v, want at minReadySeconds+1s", at, ok)
 	}
 	clk.Step(6 * time.Second)
-	if !w.fired.Load() {
+	if _, ok := c.wakeups.Pending("ns/web"); ok {
 		t.Error("wake-up did not fire")
 	}
 }

@@ -1,4 +1,6 @@
-package nodesim
+// Package wakeup enqueues controller keys again after a delay measured on an
+// injected clock, keeping one pending wake-up per key: the earliest.
+package wakeup
 
 import (
 	"sync"
@@ -8,14 +10,14 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// delayer enqueues keys after a delay on an injected clock, keeping only the
+// Delayer enqueues keys after a delay on an injected clock, keeping only the
 // earliest pending wake-up per key. It is safe for concurrent use.
-type delayer struct {
+type Delayer struct {
 	clock   clock.WithDelayedExecution
 	enqueue func(key string)
 
 	mu      sync.Mutex
-	stopped bool               // set by stop; after never arms a timer again
+	stopped bool               // set by Stop; After never arms a timer again
 	pending map[string]*wakeup // one per key; fired ones stay until replaced or forgotten
 }
 
@@ -26,13 +28,16 @@ type wakeup struct {
 	fired    atomic.Bool
 }
 
-func newDelayer(c clock.WithDelayedExecution, enqueue func(string)) *delayer {
-	return &delayer{clock: c, enqueue: enqueue, pending: map[string]*wakeup{}}
+// New returns a Delayer that calls enqueue with a key once its delay has
+// passed on c. enqueue may be called from the clock's own goroutine (or,
+// with a fake clock, from Step) and must not block.
+func New(c clock.WithDelayedExecution, enqueue func(string)) *Delayer {
+	return &Delayer{clock: c, enqueue: enqueue, pending: map[string]*wakeup{}}
 }
 
-// after enqueues key once d has passed, unless an earlier wake-up for key
+// After enqueues key once delay has passed, unless an earlier wake-up for key
 // is already pending.
-func (d *delayer) after(key string, delay time.Duration) {
+func (d *Delayer) After(key string, delay time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.stopped {
@@ -55,16 +60,20 @@ func (d *delayer) after(key string, delay time.Duration) {
 	d.pending[key] = w
 }
 
-// armed reports whether a wake-up for key is pending and has not fired.
-func (d *delayer) armed(key string) bool {
+// Pending returns the time of key's wake-up when one is armed and has not
+// fired yet.
+func (d *Delayer) Pending(key string) (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	w, ok := d.pending[key]
-	return ok && !w.fired.Load()
+	if !ok || w.fired.Load() {
+		return time.Time{}, false
+	}
+	return w.deadline, true
 }
 
-// forget drops the pending wake-up of key.
-func (d *delayer) forget(key string) {
+// Forget drops the pending wake-up of key.
+func (d *Delayer) Forget(key string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if w, ok := d.pending[key]; ok {
@@ -73,8 +82,9 @@ func (d *delayer) forget(key string) {
 	}
 }
 
-// stop stops every pending wake-up; later calls of after do nothing.
-func (d *delayer) stop() {
+// Stop stops every pending wake-up; later calls of After do nothing. It is
+// idempotent.
+func (d *Delayer) Stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopped = true
