@@ -189,7 +189,11 @@ func TestDeletingBoundPodRemovesIt(t *testing.T) {
 	key := e.ns + "/p"
 	if err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		sim := e.sim.Load()
-		return sim != nil && func() bool { _, ok := sim.wakeups.Pending(key); return ok }(), nil
+		if sim == nil {
+			return false, nil
+		}
+		_, armed := sim.wakeups.Pending(key)
+		return armed, nil
 	}); err != nil {
 		t.Fatalf("the simulator never armed the stop of %s: %v", key, err)
 	}
