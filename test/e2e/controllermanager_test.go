@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,53 +11,24 @@ import (
 
 // managerProcess is a running `kplane controller-manager`.
 type managerProcess struct {
+	*process
 	identity string
-	cmd      *exec.Cmd
-	exited   chan error
 }
 
 // startControllerManager runs the binary against kubeconfig and waits
 // until it prints its identity.
 func startControllerManager(t *testing.T, kubeconfig string, args ...string) *managerProcess {
 	t.Helper()
-	cmd := exec.Command(kplaneBin, append([]string{"controller-manager", "--kubeconfig", kubeconfig, "--health-address", "127.0.0.1:0",
-		"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "250ms"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = &testWriter{t: t}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &managerProcess{cmd: cmd, exited: make(chan error, 1)}
-	ids := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			if _, rest, ok := strings.Cut(line, " as "); ok && strings.HasPrefix(line, "controller manager running ") {
-				id, _, _ := strings.Cut(rest, ";")
-				ids <- id
-			}
+	p := &managerProcess{}
+	p.process = startProcess(t, "kplane controller-manager", append([]string{"controller-manager", "--kubeconfig", kubeconfig, "--health-address", "127.0.0.1:0",
+		"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "250ms"}, args...), func(line string) bool {
+		_, rest, ok := strings.Cut(line, " as ")
+		if !ok || !strings.HasPrefix(line, "controller manager running ") {
+			return false
 		}
-		_, _ = io.Copy(io.Discard, stdout)
-		p.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		select {
-		case <-p.exited:
-		case <-time.After(startupWait):
-		}
+		p.identity, _, _ = strings.Cut(rest, ";")
+		return true
 	})
-	select {
-	case p.identity = <-ids:
-	case err := <-p.exited:
-		t.Fatalf("controller-manager exited before running: %v", err)
-	case <-time.After(startupWait):
-		t.Fatal("controller-manager did not print its identity")
-	}
 	return p
 }
 

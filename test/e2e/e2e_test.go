@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,75 +47,33 @@ func buildKplane(t *testing.T) string {
 
 // apiserver is a running `kplane apiserver`.
 type apiserver struct {
+	*process
 	url        string
 	kubeconfig string
-	cmd        *exec.Cmd
-	exited     chan error
 }
 
 // startAPIServer runs the binary on a free loopback port and waits for it
 // to print the URL it serves.
 func startAPIServer(t *testing.T, bin string, args ...string) *apiserver {
 	t.Helper()
+	if bin != kplaneBin {
+		t.Fatalf("startAPIServer runs the binary TestMain built, not %s", bin)
+	}
 	dir := t.TempDir()
 	for i, a := range args {
 		if a == "--data-dir" && i+1 < len(args) {
 			dir = args[i+1]
 		}
 	}
-	cmd := exec.Command(bin, append([]string{"apiserver", "--port", "0", "--data-dir", dir}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = &testWriter{t: t}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &apiserver{cmd: cmd, kubeconfig: filepath.Join(dir, "kubeconfig"), exited: make(chan error, 1)}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "kplane apiserver serving on "); ok {
-				urls <- u
-			}
+	s := &apiserver{kubeconfig: filepath.Join(dir, "kubeconfig")}
+	s.process = startProcess(t, "kplane apiserver", append([]string{"apiserver", "--port", "0", "--data-dir", dir}, args...), func(line string) bool {
+		u, ok := strings.CutPrefix(line, "kplane apiserver serving on ")
+		if ok {
+			s.url = u
 		}
-		_, _ = io.Copy(io.Discard, stdout)
-		s.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		select {
-		case <-s.exited:
-		case <-time.After(startupWait):
-		}
+		return ok
 	})
-	select {
-	case s.url = <-urls:
-	case err := <-s.exited:
-		t.Fatalf("kplane exited before serving: %v", err)
-	case <-time.After(startupWait):
-		t.Fatal("kplane did not print its URL")
-	}
 	return s
-}
-
-// stop sends SIGTERM and checks for a clean exit.
-func (s *apiserver) stop(t *testing.T) {
-	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-s.exited:
-		if err != nil {
-			t.Fatalf("kplane exited with %v after SIGTERM", err)
-		}
-		s.exited <- nil // for Cleanup
-	case <-time.After(startupWait):
-		t.Fatal("kplane did not stop on SIGTERM")
-	}
 }
 
 type testWriter struct{ t *testing.T }

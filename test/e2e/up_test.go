@@ -1,24 +1,21 @@
 package e2e
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
 // upProcess is a running `kplane up`.
 type upProcess struct {
+	*process
 	kubeconfig string
 	healthURL  string
-	cmd        *exec.Cmd
-	exited     chan error
 }
 
 // startUp runs `kplane up` on free loopback ports and waits until it says
@@ -26,66 +23,17 @@ type upProcess struct {
 func startUp(t *testing.T, args ...string) *upProcess {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(kplaneBin, append([]string{"up", "--port", "0", "--health-address", "127.0.0.1:0", "--data-dir", dir}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = &testWriter{t: t}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &upProcess{cmd: cmd, kubeconfig: filepath.Join(dir, "kubeconfig"), exited: make(chan error, 1)}
-	health := make(chan string, 1)
-	up := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			line := sc.Text()
-			t.Log("stdout: " + line)
-			if _, addr, ok := strings.Cut(line, "health and metrics on "); ok {
-				health <- addr
-			}
-			if strings.HasPrefix(line, "kplane is up.") {
-				close(up)
-			}
+	p := &upProcess{kubeconfig: filepath.Join(dir, "kubeconfig")}
+	p.process = startProcess(t, "kplane up", append([]string{"up", "--port", "0", "--health-address", "127.0.0.1:0", "--data-dir", dir}, args...), func(line string) bool {
+		if _, addr, ok := strings.Cut(line, "health and metrics on "); ok {
+			p.healthURL = addr
 		}
-		_, _ = io.Copy(io.Discard, stdout)
-		p.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		select {
-		case <-p.exited:
-		case <-time.After(startupWait):
-		}
+		return strings.HasPrefix(line, "kplane is up.")
 	})
-	select {
-	case <-up:
-	case err := <-p.exited:
-		t.Fatalf("kplane up exited before it was up: %v", err)
-	case <-time.After(startupWait):
-		t.Fatal("kplane up did not say it was up")
+	if p.healthURL == "" {
+		t.Fatal("kplane up did not print its health address before saying it was up")
 	}
-	p.healthURL = <-health
 	return p
-}
-
-// stop sends SIGTERM and checks for a clean exit.
-func (p *upProcess) stop(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("kplane up exited with %v after SIGTERM", err)
-		}
-		p.exited <- nil // for Cleanup
-	case <-time.After(startupWait):
-		t.Fatal("kplane up did not stop on SIGTERM")
-	}
 }
 
 // kubectl runs kubectl against p and returns its trimmed output; it fails
