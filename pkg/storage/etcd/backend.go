@@ -113,7 +113,7 @@ func New(cfg Config) (*Backend, error) {
 			Endpoints:   cfg.Endpoints,
 			TLS:         cfg.TLS,
 			DialTimeout: cfg.DialTimeout,
-			Logger:      newZapLogger(cfg.Logger),
+			Logger:      newZapLogger(cfg.Logger, nil),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("etcd storage: connect to %v: %w", cfg.Endpoints, err)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -69,6 +70,8 @@ type Embedded struct {
 	// closeOnce makes Close idempotent; etcd's own Close is not.
 	closeOnce sync.Once
 	closeErr  error
+	// closing is set when Close begins; it quiets etcd's logging.
+	closing *atomic.Bool
 	// clientURL and peerURL are the URLs the member serves on.
 	clientURL, peerURL string
 }
@@ -178,7 +181,8 @@ func startEmbeddedOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, erro
 	// kplane compacts on its own schedule (see Config.CompactionInterval).
 	ec.AutoCompactionRetention = "0"
 	ec.Logger = "zap"
-	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newZapLogger(cfg.Logger))
+	closing := new(atomic.Bool)
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(newZapLogger(cfg.Logger, closing))
 
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
@@ -203,13 +207,14 @@ func startEmbeddedOnce(ctx context.Context, cfg EmbeddedConfig) (*Embedded, erro
 		Endpoints:   []string{served},
 		TLS:         clientTLS,
 		DialTimeout: 5 * time.Second,
-		Logger:      newZapLogger(cfg.Logger),
+		Logger:      newZapLogger(cfg.Logger, closing),
 	})
 	if err != nil {
+		closing.Store(true)
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd: client: %w", err)
 	}
-	return &Embedded{etcd: e, client: client, clientURL: served, peerURL: purl.String()}, nil
+	return &Embedded{etcd: e, client: client, closing: closing, clientURL: served, peerURL: purl.String()}, nil
 }
 
 // Client is a client connected to this member. It is owned by the Embedded:
@@ -229,6 +234,7 @@ func (e *Embedded) Err() <-chan error { return e.etcd.Err() }
 // and flushing its data. It is safe to call more than once.
 func (e *Embedded) Close() error {
 	e.closeOnce.Do(func() {
+		e.closing.Store(true)
 		err := e.client.Close()
 		e.etcd.Close()
 		if errors.Is(err, context.Canceled) {

@@ -2,7 +2,9 @@ package etcd
 
 import (
 	"context"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -134,5 +136,55 @@ func TestNewConfigErrors(t *testing.T) {
 				t.Errorf("error %q does not say %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// recordingHandler keeps the messages logged at warning level or above,
+// noting whether each came after the test began closing the member.
+type recordingHandler struct {
+	mu      sync.Mutex
+	closing bool
+	loud    []string
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler            { return h }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r.Level < slog.LevelWarn {
+		return nil
+	}
+	msg := r.Message
+	if h.closing {
+		msg = "while closing: " + msg
+	}
+	h.loud = append(h.loud, msg)
+	return nil
+}
+
+// TestEmbeddedLogsQuietly checks that a member started and closed normally
+// does not alarm its user: the warnings every embedded member gives for
+// kplane's deliberate setup, and the listener errors etcd reports while it
+// is being closed, are logged at debug level.
+func TestEmbeddedLogsQuietly(t *testing.T) {
+	h := &recordingHandler{}
+	e, err := StartEmbedded(context.Background(), EmbeddedConfig{DataDir: t.TempDir(), Logger: slog.New(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, msg := range h.loud {
+		if strings.HasPrefix(msg, "while closing: ") || benign[strings.TrimPrefix(msg, "etcd: ")] {
+			t.Errorf("logged at warning level or above: %q", msg)
+		}
 	}
 }
