@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/client"
 )
@@ -19,14 +20,10 @@ type apiResource struct {
 
 // path returns the collection path of r in namespace ns ("" is all).
 func (r apiResource) path(ns string) string {
-	p := "/api/" + r.version
-	if r.group != "" {
-		p = "/apis/" + r.group + "/" + r.version
+	if !r.namespaced {
+		ns = ""
 	}
-	if r.namespaced && ns != "" {
-		p += "/namespaces/" + ns
-	}
-	return p + "/" + r.resource
+	return client.CollectionPath(schema.GroupVersionResource{Group: r.group, Version: r.version, Resource: r.resource}, ns)
 }
 
 // apiVersion is r's apiVersion field value.

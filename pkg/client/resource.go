@@ -49,3 +49,18 @@ var (
 	ReplicaSets = Resource[*appsv1.ReplicaSet]{appsv1.SchemeGroupVersion.WithResource("replicasets"), "ReplicaSet", true}
 	Leases      = Resource[*coordinationv1.Lease]{coordinationv1.SchemeGroupVersion.WithResource("leases"), "Lease", true}
 )
+
+// CollectionPath is the URL path of the objects of gvr: in namespace ns
+// when ns is not empty, otherwise across namespaces (or of a cluster-scoped
+// resource). For example /api/v1/namespaces/default/pods and
+// /apis/apps/v1/deployments. It does not validate its arguments.
+func CollectionPath(gvr schema.GroupVersionResource, ns string) string {
+	p := "/apis/" + gvr.Group + "/" + gvr.Version
+	if gvr.Group == "" {
+		p = "/api/" + gvr.Version
+	}
+	if ns != "" {
+		p += "/namespaces/" + ns
+	}
+	return p + "/" + gvr.Resource
+}

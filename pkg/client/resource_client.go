@@ -356,25 +356,15 @@ func (r *ResourceClient[T]) collectionPath(ns string) (string, error) {
 	if r.res.Resource == "" || r.res.Version == "" {
 		return "", errors.New("client: resource descriptor needs a version and a resource")
 	}
-	var b strings.Builder
-	if r.res.Group == "" {
-		b.WriteString("/api/")
-	} else {
-		b.WriteString("/apis/")
-		b.WriteString(r.res.Group)
-		b.WriteByte('/')
+	if !r.res.Namespaced {
+		ns = ""
 	}
-	b.WriteString(r.res.Version)
-	if r.res.Namespaced && ns != "" {
+	if ns != "" {
 		if err := validSegment("namespace", ns); err != nil {
 			return "", err
 		}
-		b.WriteString("/namespaces/")
-		b.WriteString(ns)
 	}
-	b.WriteByte('/')
-	b.WriteString(r.res.Resource)
-	return b.String(), nil
+	return CollectionPath(r.res.GroupVersionResource, ns), nil
 }
 
 // objectPath is the URL path of the object called name in ns, or of its

@@ -288,12 +288,8 @@ func isEmpty(v any) bool {
 // collectionPath is the URL path of the resource's objects in namespace ns
 // ("" for all namespaces or a cluster-scoped resource).
 func collectionPath(info registry.Info, ns string) string {
-	p := "/apis/" + info.GVK.Group + "/" + info.GVK.Version
-	if info.GVK.Group == "" {
-		p = "/api/" + info.GVK.Version
+	if !info.Namespaced {
+		ns = ""
 	}
-	if info.Namespaced && ns != "" {
-		p += "/namespaces/" + ns
-	}
-	return p + "/" + info.Resource
+	return client.CollectionPath(info.GVK.GroupVersion().WithResource(info.Resource), ns)
 }

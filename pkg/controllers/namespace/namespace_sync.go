@@ -108,7 +108,7 @@ func (s *syncer) deleteAllContent(ctx context.Context, ns string) contentResult 
 // deleteResource deletes the objects of gvr in ns (deletecollection, or
 // list and delete each where it is not served) and returns what remains.
 func (s *syncer) deleteResource(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]metav1.PartialObjectMetadata, error) {
-	path := collectionPath(gvr, ns)
+	path := client.CollectionPath(gvr, ns)
 	_, err := s.client.Do(ctx, client.Request{Method: http.MethodDelete, Path: path})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -149,14 +149,6 @@ func (s *syncer) list(ctx context.Context, path string) ([]metav1.PartialObjectM
 		return nil, fmt.Errorf("decode list: %w", err)
 	}
 	return list.Items, nil
-}
-
-// collectionPath is the URL path of a namespaced resource's collection.
-func collectionPath(gvr schema.GroupVersionResource, ns string) string {
-	if gvr.Group == "" {
-		return "/api/" + gvr.Version + "/namespaces/" + ns + "/" + gvr.Resource
-	}
-	return "/apis/" + gvr.Group + "/" + gvr.Version + "/namespaces/" + ns + "/" + gvr.Resource
 }
 
 // Condition reasons and messages, as Kubernetes writes them.

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kplane/kplane/pkg/client"
 )
 
 func TestConditions(t *testing.T) {
@@ -105,8 +107,8 @@ func TestCollectionPath(t *testing.T) {
 		{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "/api/v1/namespaces/ns/pods"},
 		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "/apis/apps/v1/namespaces/ns/deployments"},
 	} {
-		if got := collectionPath(tc.gvr, "ns"); got != tc.want {
-			t.Errorf("collectionPath(%v) = %q, want %q", tc.gvr, got, tc.want)
+		if got := client.CollectionPath(tc.gvr, "ns"); got != tc.want {
+			t.Errorf("CollectionPath(%v) = %q, want %q", tc.gvr, got, tc.want)
 		}
 	}
 }
