@@ -77,7 +77,7 @@ func BenchmarkGetPod(b *testing.B) {
 // BenchmarkList10kPods lists a namespace of 10,000 pods.
 func BenchmarkList10kPods(b *testing.B) {
 	e, c := benchEnv(b)
-	ns := e.server.resources[corev1.SchemeGroupVersion.WithResource("pods")]
+	ns := e.server.lookup(corev1.SchemeGroupVersion.WithResource("pods"))
 	for i := range 10000 {
 		p := testPod(fmt.Sprintf("p%05d", i), nil)
 		p.Namespace = "default"

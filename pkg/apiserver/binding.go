@@ -29,7 +29,7 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, q *request
 		return
 	}
 	b := &corev1.Binding{}
-	warnings, err := s.decodeBody(w, r, b, bindingGVK, opts.fieldValidation)
+	warnings, err := s.decodeBody(w, r, b, bindingGVK, opts.fieldValidation, nil)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

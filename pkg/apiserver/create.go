@@ -31,7 +31,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request)
 		return
 	}
 	obj := q.res.strategy.New()
-	warnings, err := s.decodeBody(w, r, obj, q.res.info.GVK, opts.fieldValidation)
+	warnings, err := s.decodeBody(w, r, obj, q.res.info.GVK, opts.fieldValidation, q.res.pruner())
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -17,9 +18,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kplane/kplane/pkg/registry"
 )
 
 // writeOptions are the query parameters shared by create, update and patch.
@@ -79,7 +83,7 @@ var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 // and YAML bodies are decoded with the field validation level; protobuf
 // bodies (what client-go's typed clients and kubectl send by default) are
 // decoded from the Kubernetes envelope. Other types are refused with 415.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, obj runtime.Object, gvk schema.GroupVersionKind, fieldValidation string) ([]string, error) {
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, obj runtime.Object, gvk schema.GroupVersionKind, fieldValidation string, prune pruneFunc) ([]string, error) {
 	ct := r.Header.Get("Content-Type")
 	mt := "application/json"
 	if ct != "" {
@@ -106,7 +110,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, obj runtime.
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summarizeBody(data)))
 		}
 	}
-	return decodeInto(data, obj, gvk, fieldValidation)
+	return decodeInto(data, obj, gvk, fieldValidation, prune)
 }
 
 // decodeProtobuf decodes a protobuf envelope (magic, then a runtime.Unknown
@@ -140,7 +144,7 @@ func decodeProtobuf(data []byte, obj runtime.Object, gvk schema.GroupVersionKind
 // the field validation level. It returns the warnings to send (Warn) and a
 // 400 error for malformed data, a mismatched kind or, with Strict, unknown
 // and duplicate fields.
-func decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind, fieldValidation string) ([]string, error) {
+func decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind, fieldValidation string, prune pruneFunc) ([]string, error) {
 	var tm metav1.TypeMeta
 	if err := json.Unmarshal(data, &tm); err != nil {
 		// kube-apiserver's words for a body it cannot read at all.
@@ -153,17 +157,39 @@ func decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind, fi
 	if tm.Kind != "" && tm.Kind != gvk.Kind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, gvk.Kind))
 	}
-	strict, err := kjson.UnmarshalStrict(data, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	var strict []error
+	var err error
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		// A custom resource: decoded as JSON values (integers kept as
+		// int64); its schema, not a Go type, tells the unknown fields.
+		var content map[string]any
+		if strict, err = kjson.UnmarshalStrict(data, &content, kjson.DisallowDuplicateFields); err == nil && content == nil {
+			err = errors.New("the object is null")
+		}
+		u.Object = content
+		if err == nil {
+			var unknown []error
+			unknown, err = normalizeMetadata(content)
+			strict = append(strict, unknown...)
+		}
+	} else {
+		strict, err = kjson.UnmarshalStrict(data, obj, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
-	if len(strict) == 0 {
-		return nil, nil
+	msgs := make([]string, 0, len(strict))
+	for _, e := range strict {
+		msgs = append(msgs, e.Error())
 	}
-	msgs := make([]string, len(strict))
-	for i, e := range strict {
-		msgs[i] = e.Error()
+	if prune != nil {
+		for _, path := range prune(obj) {
+			msgs = append(msgs, fmt.Sprintf("unknown field %q", path))
+		}
+	}
+	if len(msgs) == 0 {
+		return nil, nil
 	}
 	switch fieldValidation {
 	case metav1.FieldValidationStrict:
@@ -194,4 +220,51 @@ func summarizeBody(data []byte) string {
 		}
 		return hex.EncodeToString(data)
 	}
+}
+
+// pruneFunc removes the fields a custom resource's schema does not know
+// from a decoded object and returns their paths; nil for built-ins, whose
+// Go types drop unknown fields while decoding.
+type pruneFunc func(obj runtime.Object) []string
+
+// pruner returns the resource's pruneFunc.
+func (res *resource) pruner() pruneFunc {
+	if p, ok := res.strategy.(registry.Pruner); ok {
+		return p.Prune
+	}
+	return nil
+}
+
+// normalizeMetadata decodes a custom resource's metadata as ObjectMeta
+// and stores it back in its canonical form, as kube-apiserver does: a
+// field of the wrong type is an error, an unknown one is dropped and
+// reported.
+func normalizeMetadata(content map[string]any) ([]error, error) {
+	raw, ok := content["metadata"]
+	if !ok || raw == nil {
+		delete(content, "metadata")
+		return nil, nil
+	}
+	data, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	var om metav1.ObjectMeta
+	strict, err := kjson.UnmarshalStrict(data, &om, kjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	for i, e := range strict {
+		strict[i] = fmt.Errorf("%s", strings.Replace(e.Error(), `unknown field "`, `unknown field "metadata.`, 1))
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&om)
+	if err != nil {
+		return nil, err
+	}
+	delete(m, "creationTimestamp")
+	if !om.CreationTimestamp.IsZero() {
+		m["creationTimestamp"] = om.CreationTimestamp.UTC().Format(time.RFC3339)
+	}
+	content["metadata"] = m
+	return strict, nil
 }

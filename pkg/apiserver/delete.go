@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kplane/kplane/pkg/registry"
 	"github.com/kplane/kplane/pkg/storage"
 )
 
@@ -166,7 +167,14 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 		uid, rv := m.GetUID(), m.GetResourceVersion()
 		pre := &storage.Preconditions{UID: &uid, ResourceVersion: &rv}
 
-		finalizers := deletionFinalizers(m.GetFinalizers(), opts)
+		base := cur
+		if dp, ok := res.strategy.(registry.DeletePreparer); ok && m.GetDeletionTimestamp() == nil {
+			// The first delete of such an object changes it (a CRD gets
+			// its cleanup finalizer), and the finalizer then holds it.
+			base = cur.DeepCopyObject()
+			dp.PrepareForDelete(base, s.clock.Now())
+		}
+		finalizers := deletionFinalizers(accessor(base).GetFinalizers(), opts)
 		graceful, grace := res.strategy.GracefulDelete(cur, opts.GracePeriodSeconds)
 		if isNamespaces(res) && (m.GetDeletionTimestamp() == nil || namespaceHeld(cur)) {
 			// A namespace is first only marked Terminating; it goes once
@@ -211,7 +219,7 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 
 		// Mark for deletion: the garbage collector, the owner of a
 		// finalizer or the node agent finishes it.
-		upd := cur.DeepCopyObject()
+		upd := base.DeepCopyObject()
 		um := accessor(upd)
 		um.SetFinalizers(finalizers)
 		now := s.clock.Now()

@@ -61,7 +61,7 @@ func (s *Server) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
 // apiGroup returns the discovery entry of a non-core group, nil if not served.
 func (s *Server) apiGroup(group string) *metav1.APIGroup {
 	var g *metav1.APIGroup
-	for _, gv := range s.groups {
+	for _, gv := range s.served.Load().groups {
 		if gv.Group != group || group == "" {
 			continue
 		}
@@ -80,7 +80,7 @@ func (s *Server) serveAPIGroupList(w http.ResponseWriter, r *http.Request) {
 	}
 	list := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
 	seen := map[string]bool{}
-	for _, gv := range s.groups {
+	for _, gv := range s.served.Load().groups {
 		if gv.Group == "" || seen[gv.Group] {
 			continue
 		}
@@ -105,7 +105,7 @@ func (s *Server) serveAPIGroup(w http.ResponseWriter, r *http.Request, group str
 
 func (s *Server) serveAPIResourceList(w http.ResponseWriter, r *http.Request, gv schema.GroupVersion) {
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
-	for gvr, res := range s.resources {
+	for gvr, res := range s.served.Load().byGVR {
 		if gvr.GroupVersion() != gv {
 			continue
 		}

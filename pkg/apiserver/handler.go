@@ -146,6 +146,17 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	default:
 		rec.scope = "cluster"
 	}
+	if cr := q.res.custom; cr != nil {
+		if q.verb == "create" && q.res.terminating {
+			err := apierrors.NewMethodNotSupported(q.gr(), q.verb)
+			err.ErrStatus.Message = "create not allowed while custom resource definition is terminating"
+			s.writeError(w, r, err)
+			return
+		}
+		if msg := cr.DeprecationWarning(); msg != "" {
+			addWarnings(w, []string{msg})
+		}
+	}
 	switch q.verb {
 	case "get":
 		s.serveGet(w, r, q)
@@ -189,7 +200,7 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 	if len(parts) == 0 || len(parts) > 3 {
 		return nil, notFound()
 	}
-	res := s.resources[gv.WithResource(parts[0])]
+	res := s.lookup(gv.WithResource(parts[0]))
 	if res == nil {
 		return nil, notFound()
 	}
@@ -345,7 +356,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 // serveRoot lists the paths the server serves, as kube-apiserver does on /.
 func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
 	paths := []string{"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/readyz", "/version"}
-	for _, gv := range s.groups {
+	for _, gv := range s.served.Load().groups {
 		if gv.Group != "" {
 			paths = append(paths, "/apis/"+gv.Group, "/apis/"+gv.String())
 		}

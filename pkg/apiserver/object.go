@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,17 +19,17 @@ import (
 // key is the storage key of one object.
 func (res *resource) key(namespace, name string) string {
 	if res.info.Namespaced {
-		return "/" + res.info.Resource + "/" + namespace + "/" + name
+		return res.root + "/" + namespace + "/" + name
 	}
-	return "/" + res.info.Resource + "/" + name
+	return res.root + "/" + name
 }
 
 // prefix is the storage key a list or watch covers, recursively.
 func (res *resource) prefix(namespace string) string {
 	if res.info.Namespaced && namespace != "" {
-		return "/" + res.info.Resource + "/" + namespace
+		return res.root + "/" + namespace
 	}
-	return "/" + res.info.Resource
+	return res.root
 }
 
 func (res *resource) gr() schema.GroupResource {
@@ -43,11 +44,16 @@ func (res *resource) setKind(obj runtime.Object) {
 }
 
 // setListKind sets a list's apiVersion and kind, and clears its items'
-// (kube-apiserver's list items carry no apiVersion or kind).
+// (kube-apiserver's list items carry no apiVersion or kind, but those of
+// custom resources do, in the version asked for).
 func (res *resource) setListKind(list runtime.Object) {
 	list.GetObjectKind().SetGroupVersionKind(res.info.GVK.GroupVersion().WithKind(res.info.GVK.Kind + "List"))
+	item := schema.GroupVersionKind{}
+	if res.custom != nil {
+		item = res.info.GVK
+	}
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
-		o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		o.GetObjectKind().SetGroupVersionKind(item)
 		return nil
 	})
 }
@@ -69,7 +75,7 @@ func (res *resource) invalid(name string, errs field.ErrorList) error {
 // checkNamespace makes sure a namespaced object may be created in ns: the
 // namespace exists and is not being deleted.
 func (s *Server) checkNamespace(ctx context.Context, gr schema.GroupResource, name, ns string) error {
-	nsres := s.resources[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	nsres := s.lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	if nsres == nil {
 		return nil
 	}
@@ -86,4 +92,27 @@ func (s *Server) checkNamespace(ctx context.Context, gr schema.GroupResource, na
 		return err
 	}
 	return nil
+}
+
+// storedAsServed reports whether stored objects are what this resource
+// serves as they are: true for built-ins and for a custom resource's
+// storage version.
+func (res *resource) storedAsServed() bool {
+	return res.custom == nil || res.custom.StorageVersion() == res.info.GVK.GroupVersion()
+}
+
+// asServed returns obj, an object shared with other readers, in the
+// version the resource serves: obj itself, or a shallow copy of a custom
+// resource stored in another version with its apiVersion changed.
+func (res *resource) asServed(obj runtime.Object) runtime.Object {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || res.storedAsServed() || u.GetAPIVersion() == res.info.GVK.GroupVersion().String() {
+		return obj
+	}
+	cp := &unstructured.Unstructured{Object: make(map[string]any, len(u.Object))}
+	for k, v := range u.Object {
+		cp.Object[k] = v
+	}
+	cp.SetAPIVersion(res.info.GVK.GroupVersion().String())
+	return cp
 }

@@ -30,9 +30,14 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 
 // openapiKinds describes the served resources to the OpenAPI builder.
 func (s *Server) openapiKinds() []openapi.Kind {
-	kinds := make([]openapi.Kind, 0, len(s.resources))
-	for _, gvr := range s.order {
-		res := s.resources[gvr]
+	set := s.served.Load()
+	kinds := make([]openapi.Kind, 0, len(set.order))
+	for _, gvr := range set.order {
+		res := set.byGVR[gvr]
+		if res.custom != nil {
+			// Custom resources have no Go type to build a schema from.
+			continue
+		}
 		k := openapi.Kind{
 			GVK:        res.info.GVK,
 			Resource:   res.info.Resource,

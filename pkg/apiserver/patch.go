@@ -34,6 +34,15 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 	ct := r.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
 	pt := types.PatchType(mt)
+	switch {
+	case pt == types.StrategicMergePatchType && q.res.custom != nil:
+		// Custom resources have no Go type to merge by, as in Kubernetes.
+		s.writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json; got %q", ct),
+		}})
+		return
+	}
 	switch pt {
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
 	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
@@ -67,7 +76,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 	if q.subresource == "scale" {
 		compute = scaleCompute(q, func(cur *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 			out := &autoscalingv1.Scale{}
-			w, err := applyPatch(pt, body, cur, out, scaleGVK, opts.fieldValidation)
+			w, err := applyPatch(pt, body, cur, out, scaleGVK, opts.fieldValidation, nil)
 			warnings = w
 			return out, err
 		})
@@ -75,7 +84,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 		compute = func(current runtime.Object) (runtime.Object, error) {
 			q.res.setKind(current)
 			out := q.res.strategy.New()
-			w, err := applyPatch(pt, body, current, out, q.res.info.GVK, opts.fieldValidation)
+			w, err := applyPatch(pt, body, current, out, q.res.info.GVK, opts.fieldValidation, q.res.pruner())
 			warnings = w
 			if err != nil {
 				return nil, err
@@ -114,7 +123,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 }
 
 // applyPatch patches the JSON of current and decodes the result into out.
-func applyPatch(pt types.PatchType, body []byte, current, out runtime.Object, gvk schema.GroupVersionKind, fieldValidation string) ([]string, error) {
+func applyPatch(pt types.PatchType, body []byte, current, out runtime.Object, gvk schema.GroupVersionKind, fieldValidation string, prune pruneFunc) ([]string, error) {
 	doc, err := json.Marshal(current)
 	if err != nil {
 		return nil, err
@@ -143,7 +152,7 @@ func applyPatch(pt types.PatchType, body []byte, current, out runtime.Object, gv
 			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{}, "", err.Error(), 0, false)
 		}
 	}
-	return decodeInto(patched, out, gvk, fieldValidation)
+	return decodeInto(patched, out, gvk, fieldValidation, prune)
 }
 
 // maxJSONPatchOperations bounds the operations of a JSON patch, as in

@@ -8,11 +8,17 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kplane/kplane/pkg/apiserver/tables"
+	"github.com/kplane/kplane/pkg/registry"
 )
 
 // format is a response encoding chosen from the Accept header.
@@ -183,7 +189,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, f format, obj runtime.Object) {
 	switch f {
 	case formatTable:
-		table, err := tables.ConvertWith(obj, s.clock.Now(), tableOptions(r))
+		table, err := s.toTable(obj, tableOptions(r))
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -236,4 +242,21 @@ func escapeWarning(msg string) string {
 		}
 	}
 	return b.String()
+}
+
+// toTable converts obj to a Table: custom resources with their CRD's
+// printer columns, everything else with kplane's printers.
+func (s *Server) toTable(obj runtime.Object, opts metav1.TableOptions) (*metav1.Table, error) {
+	switch obj.(type) {
+	case *unstructured.Unstructured, *unstructured.UnstructuredList:
+		if res := s.served.Load().byGVK[obj.GetObjectKind().GroupVersionKind()]; res != nil {
+			if tc, ok := res.strategy.(registry.TableConvertor); ok {
+				if errs := metav1validation.ValidateTableOptions(&opts); len(errs) > 0 {
+					return nil, apierrors.NewBadRequest(fmt.Sprintf("Unable to convert to Table as requested: %v", errs[0].Error()))
+				}
+				return tc.ConvertToTable(obj, s.clock.Now(), opts)
+			}
+		}
+	}
+	return tables.ConvertWith(obj, s.clock.Now(), opts)
 }

@@ -137,7 +137,7 @@ func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, gv schema.G
 		return true
 	}
 	obj := rr.newObj()
-	warnings, err := s.decodeBody(w, r, obj, rr.gvk, opts.fieldValidation)
+	warnings, err := s.decodeBody(w, r, obj, rr.gvk, opts.fieldValidation, nil)
 	if err != nil {
 		s.writeError(w, r, err)
 		return true

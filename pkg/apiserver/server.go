@@ -9,18 +9,19 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/utils/clock"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kplane/kplane/internal/freshconn"
+	"github.com/kplane/kplane/pkg/apiextensions"
 	"github.com/kplane/kplane/pkg/registry"
 	"github.com/kplane/kplane/pkg/storage"
 )
@@ -74,12 +75,15 @@ type Server struct {
 	log     *slog.Logger
 	clock   clock.WithTicker
 	metrics *metrics
-	// resources maps group/version/resource to what serves it; read only after New.
-	resources map[schema.GroupVersionResource]*resource
-	// order lists the served resources in registration order.
-	order []schema.GroupVersionResource
-	// groups lists the served group versions in discovery order.
-	groups  []schema.GroupVersion
+	// builtin are the resources of Config.Resources, served for the
+	// server's whole life; read only after New.
+	builtin []*resource
+	// served is what the server serves now: builtin plus the custom
+	// resources of established CRDs. Replaced whole, never changed.
+	served atomic.Pointer[resourceSet]
+	// crds, when the server serves CustomResourceDefinitions, keeps the
+	// custom resources in step with them (see RunControllers).
+	crds    *crdController
 	handler http.Handler
 	// rawIsJSON is set when the Codec is storage.JSONCodec, so that the
 	// encoded objects of watch events can be sent as they are.
@@ -96,8 +100,19 @@ type resource struct {
 	info     registry.Info
 	strategy registry.Strategy
 	store    storage.Interface
+	// root is the storage key every object of the resource is below:
+	// "/pods" for a built-in, "/<plural>.<group>" for a custom resource.
+	root string
 	// fieldLabels are the fields a field selector may use.
 	fieldLabels map[string]bool
+	// custom is the strategy of a custom resource, nil for built-ins.
+	custom *apiextensions.CustomResource
+	// terminating is set while the custom resource's CRD is being
+	// deleted: creates are refused.
+	terminating bool
+	// gone is closed when the custom resource's CRD is deleted, ending
+	// the watches of its objects; nil for built-ins.
+	gone <-chan struct{}
 }
 
 // New returns a Server for cfg and creates the system namespaces in the
@@ -110,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Codec = storage.JSONCodec{}
 	}
 	if cfg.Resources == nil {
-		cfg.Resources = registry.Builtin()
+		cfg.Resources = append(registry.Builtin(), apiextensions.CustomResourceDefinitions())
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -138,10 +153,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		clock:     cfg.Clock,
-		resources: map[schema.GroupVersionResource]*resource{},
+		cfg:   cfg,
+		log:   cfg.Logger,
+		clock: cfg.Clock,
 	}
 	_, s.rawIsJSON = cfg.Codec.(storage.JSONCodec)
 	m, err := newMetrics(cfg.Registerer)
@@ -149,33 +163,20 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = m
-	seen := map[schema.GroupVersion]bool{}
 	for _, st := range cfg.Resources {
-		info := st.Info()
-		gvr := info.GroupVersionResource()
-		if _, dup := s.resources[gvr]; dup {
-			return nil, fmt.Errorf("apiserver: resource %s registered twice", gvr)
-		}
 		store, err := cfg.Backend.Storage(storage.ResourceConfig{Codec: cfg.Codec, NewFunc: st.New, NewListFunc: st.NewList})
 		if err != nil {
-			return nil, fmt.Errorf("apiserver: storage for %s: %w", gvr, err)
+			return nil, fmt.Errorf("apiserver: storage for %s: %w", st.Info().GroupVersionResource(), err)
 		}
-		labels := map[string]bool{}
-		for _, f := range st.FieldLabels() {
-			labels[f] = true
-		}
-		s.resources[gvr] = &resource{info: info, strategy: st, store: store, fieldLabels: labels}
-		s.order = append(s.order, gvr)
-		if gv := info.GVK.GroupVersion(); !seen[gv] {
-			seen[gv] = true
-			s.groups = append(s.groups, gv)
-		}
+		s.builtin = append(s.builtin, newResource(st, store))
 	}
-	for _, gv := range reviewGroupVersions() {
-		if !seen[gv] {
-			seen[gv] = true
-			s.groups = append(s.groups, gv)
-		}
+	set, err := newResourceSet(s.builtin, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.served.Store(set)
+	if crdRes := s.lookup(crdGVR); crdRes != nil {
+		s.crds = newCRDController(s, crdRes)
 	}
 	s.handler = s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock, cfg.Logger)
 	if err := s.ensureSystemNamespaces(context.Background()); err != nil {
@@ -186,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 
 // ensureSystemNamespaces creates the namespaces every cluster has.
 func (s *Server) ensureSystemNamespaces(ctx context.Context) error {
-	ns := s.resources[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	ns := s.lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	if ns == nil {
 		return nil
 	}
@@ -222,6 +223,11 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	ctrlCtx, stopControllers := context.WithCancel(ctx)
+	var ctrlWG sync.WaitGroup
+	ctrlWG.Go(func() { _ = s.RunControllers(ctrlCtx) })
+	defer ctrlWG.Wait()
+	defer stopControllers()
 	errc := make(chan error, 1)
 	if s.cfg.TLS != nil {
 		srv.TLSConfig = s.cfg.TLS.Clone()

@@ -35,7 +35,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 	var warnings []string
 	if q.subresource == "scale" {
 		scale := &autoscalingv1.Scale{}
-		if warnings, err = s.decodeBody(w, r, scale, scaleGVK, opts.fieldValidation); err != nil {
+		if warnings, err = s.decodeBody(w, r, scale, scaleGVK, opts.fieldValidation, nil); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -46,7 +46,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 		compute = scaleCompute(q, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
 	} else {
 		obj := q.res.strategy.New()
-		if warnings, err = s.decodeBody(w, r, obj, q.res.info.GVK, opts.fieldValidation); err != nil {
+		if warnings, err = s.decodeBody(w, r, obj, q.res.info.GVK, opts.fieldValidation, q.res.pruner()); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/kplane/kplane/pkg/apiserver/tables"
 	"github.com/kplane/kplane/pkg/storage"
 )
 
@@ -86,6 +85,9 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 			return
 		case <-timer.C():
 			return
+		case <-q.res.gone:
+			// The CRD is gone: its objects are, and so is this watch.
+			return
 		case ev, ok := <-events:
 			if !ok {
 				return
@@ -135,7 +137,7 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpt
 		obj, err = json.Marshal(&cp)
 	case f == formatTable && ev.Type != watch.Bookmark:
 		var table *metav1.Table
-		if table, err = tables.ConvertWith(ev.Object, s.clock.Now(), tableOpts); err == nil {
+		if table, err = s.toTable(ev.Object, tableOpts); err == nil {
 			table.APIVersion, table.Kind = metav1.SchemeGroupVersion.String(), "Table"
 			obj, err = json.Marshal(table)
 		}
@@ -144,10 +146,10 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpt
 		if m, err = toMetadata(ev.Object); err == nil {
 			obj, err = json.Marshal(m)
 		}
-	case ev.Raw != nil && s.rawIsJSON:
+	case ev.Raw != nil && s.rawIsJSON && res.storedAsServed():
 		obj = withTypeMeta(ev.Raw, res.info.GVK)
 	default:
-		if obj, err = json.Marshal(ev.Object); err == nil {
+		if obj, err = json.Marshal(res.asServed(ev.Object)); err == nil {
 			obj = withTypeMeta(obj, res.info.GVK)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kplane/kplane/pkg/apiextensions"
 	"github.com/kplane/kplane/pkg/apiserver"
 	"github.com/kplane/kplane/pkg/client"
 	"github.com/kplane/kplane/pkg/featuregate"
@@ -112,7 +113,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 }
 
 func start(t testing.TB, o options) (*Env, error) {
-	resources := registry.Builtin()
+	resources := append(registry.Builtin(), apiextensions.CustomResourceDefinitions())
 	var seeds []seed
 	for i, obj := range o.objects {
 		s, err := seedFromValue(fmt.Sprintf("WithObjects argument %d", i+1), obj, resources)
@@ -199,6 +200,8 @@ func start(t testing.TB, o options) (*Env, error) {
 	ctrlCtx, stopCtrl := context.WithCancel(context.Background())
 	env.stopCtrl = stopCtrl
 	t.Cleanup(env.Stop)
+	// The server's own controllers: CRDs become served custom resources.
+	env.controllers.Go(func() { _ = srv.RunControllers(ctrlCtx) })
 
 	env.KubeconfigPath = filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(env.KubeconfigPath, kc, 0o600); err != nil {

@@ -1,0 +1,499 @@
+package apiserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kplane/kplane/pkg/apiextensions"
+)
+
+const crdPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+// runControllers runs the server's controllers until the test ends.
+func (e *testEnv) runControllers() {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = e.server.RunControllers(ctx) })
+	e.t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// testCRD is a namespaced widgets.example.com with versions v1 (storage)
+// and v1beta1, status and scale subresources and printer columns.
+func testCRD() *apiextensionsv1.CustomResourceDefinition {
+	props := map[string]apiextensionsv1.JSONSchemaProps{
+		"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"replicas": {Type: "integer"},
+			"color":    {Type: "string"},
+		}},
+		"status": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"replicas": {Type: "integer"},
+			"selector": {Type: "string"},
+		}},
+	}
+	schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: props}}
+	subs := &apiextensionsv1.CustomResourceSubresources{
+		Status: &apiextensionsv1.CustomResourceSubresourceStatus{},
+		Scale: &apiextensionsv1.CustomResourceSubresourceScale{
+			SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas", LabelSelectorPath: ptr(".status.selector"),
+		},
+	}
+	cols := []apiextensionsv1.CustomResourceColumnDefinition{
+		{Name: "Color", Type: "string", JSONPath: ".spec.color"},
+		{Name: "Replicas", Type: "integer", JSONPath: ".spec.replicas"},
+	}
+	return &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget", ShortNames: []string{"wd"}, Categories: []string{"all"}},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1", Served: true, Storage: true, Schema: schema, Subresources: subs, AdditionalPrinterColumns: cols,
+					SelectableFields: []apiextensionsv1.SelectableField{{JSONPath: ".spec.color"}}},
+				{Name: "v1beta1", Served: true, Schema: schema, Subresources: subs, Deprecated: true},
+			},
+		},
+	}
+}
+
+
+// createCRD creates crd and waits, by watching it, until it is Established.
+func (e *testEnv) createCRD(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	e.t.Helper()
+	e.mustCreate(crdPath, crd, nil)
+	return e.waitCRD(crd.Name, func(c *apiextensionsv1.CustomResourceDefinition) bool {
+		return apiextensions.IsConditionTrue(c, apiextensionsv1.Established)
+	})
+}
+
+// waitCRD watches the CRD name until cond holds, or fails the test after 10s.
+func (e *testEnv) waitCRD(name string, cond func(*apiextensionsv1.CustomResourceDefinition) bool) *apiextensionsv1.CustomResourceDefinition {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.http.URL+crdPath+"?watch=true&fieldSelector=metadata.name="+name, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	var last string
+	for sc.Scan() {
+		var ev struct {
+			Type   string                                    `json:"type"`
+			Object apiextensionsv1.CustomResourceDefinition `json:"object"`
+		}
+		last = sc.Text()
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			e.t.Fatal(err)
+		}
+		if ev.Type != "DELETED" && cond(&ev.Object) {
+			return &ev.Object
+		}
+	}
+	e.t.Fatalf("CRD %s: condition not met; last event %s", name, last)
+	return nil
+}
+
+func widget(name string, replicas int64, color string) map[string]any {
+	return map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"replicas": replicas, "color": color},
+	}
+}
+
+const widgetsPath = "/apis/example.com/v1/namespaces/default/widgets"
+
+func TestCRDStatusAndDiscovery(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	crd := e.createCRD(testCRD())
+	if got := crd.Status.AcceptedNames; got.Kind != "Widget" || got.ListKind != "WidgetList" || got.Singular != "widget" || got.Plural != "widgets" {
+		t.Errorf("acceptedNames = %+v", got)
+	}
+	if !apiextensions.IsConditionTrue(crd, apiextensionsv1.NamesAccepted) {
+		t.Errorf("NamesAccepted not True: %+v", crd.Status.Conditions)
+	}
+	if got := crd.Status.StoredVersions; len(got) != 1 || got[0] != "v1" {
+		t.Errorf("storedVersions = %v", got)
+	}
+
+	var group metav1.APIGroup
+	e.get("/apis/example.com").decode(t, &group)
+	if group.PreferredVersion.Version != "v1" || len(group.Versions) != 2 {
+		t.Errorf("group = %+v", group)
+	}
+	var list metav1.APIResourceList
+	e.get("/apis/example.com/v1beta1").decode(t, &list)
+	found := map[string]metav1.APIResource{}
+	for _, r := range list.APIResources {
+		found[r.Name] = r
+	}
+	if r := found["widgets"]; r.Kind != "Widget" || !r.Namespaced || len(r.ShortNames) != 1 || r.Categories[0] != "all" {
+		t.Errorf("widgets in discovery = %+v", r)
+	}
+	if _, ok := found["widgets/status"]; !ok {
+		t.Errorf("no widgets/status in %v", found)
+	}
+	if r := found["widgets/scale"]; r.Kind != "Scale" || r.Group != "autoscaling" {
+		t.Errorf("widgets/scale = %+v", r)
+	}
+}
+
+func TestCustomResourceCRUD(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	e.createCRD(testCRD())
+
+	obj := widget("w1", 2, "red")
+	obj["status"] = map[string]any{"replicas": int64(9)}
+	cr := e.do("POST", widgetsPath, obj)
+	if cr.code != 201 {
+		t.Fatalf("create: %d %s", cr.code, cr.body)
+	}
+	created := cr.decodeU(t)
+	if created.GetGeneration() != 1 || created.GetUID() == "" || created.GetResourceVersion() == "" {
+		t.Errorf("created metadata = %+v", created.Object["metadata"])
+	}
+	if _, ok := created.Object["status"]; ok {
+		t.Errorf("status kept on create with a status subresource: %v", created.Object["status"])
+	}
+
+	// Read through the other version: same object, that apiVersion.
+	r := e.get("/apis/example.com/v1beta1/namespaces/default/widgets/w1")
+	beta := r.decodeU(t)
+	if beta.GetAPIVersion() != "example.com/v1beta1" || beta.GetUID() != created.GetUID() {
+		t.Errorf("v1beta1 get = %v %v", beta.GetAPIVersion(), beta.GetUID())
+	}
+	if w := r.header.Get("Warning"); !strings.Contains(w, "example.com/v1beta1 Widget is deprecated") {
+		t.Errorf("deprecated version warning = %q", w)
+	}
+
+	// A main-resource update changing the spec bumps generation, keeps status.
+	upd := created.DeepCopy()
+	_ = unstructured.SetNestedField(upd.Object, "blue", "spec", "color")
+	upd.Object["status"] = map[string]any{"replicas": int64(5)}
+	resp := e.do("PUT", widgetsPath+"/w1", upd.Object)
+	if resp.code != 200 {
+		t.Fatalf("update: %d %s", resp.code, resp.body)
+	}
+	updated := resp.decodeU(t)
+	if updated.GetGeneration() != 2 {
+		t.Errorf("generation after spec change = %d", updated.GetGeneration())
+	}
+	if _, ok := updated.Object["status"]; ok {
+		t.Errorf("main-resource update wrote status: %v", updated.Object["status"])
+	}
+
+	// A status write changes status only.
+	st := updated.DeepCopy()
+	st.Object["status"] = map[string]any{"replicas": int64(2), "selector": "app=w1"}
+	_ = unstructured.SetNestedField(st.Object, "green", "spec", "color")
+	resp = e.do("PUT", widgetsPath+"/w1/status", st.Object)
+	if resp.code != 200 {
+		t.Fatalf("status update: %d %s", resp.code, resp.body)
+	}
+	afterStatus := resp.decodeU(t)
+	if c, _, _ := unstructured.NestedString(afterStatus.Object, "spec", "color"); c != "blue" {
+		t.Errorf("status write changed spec.color to %q", c)
+	}
+	if n, _, _ := unstructured.NestedInt64(afterStatus.Object, "status", "replicas"); n != 2 {
+		t.Errorf("status.replicas = %d", n)
+	}
+
+	// Scale.
+	var scale map[string]any
+	e.get(widgetsPath+"/w1/scale").decode(t, &scale)
+	if spec := scale["spec"].(map[string]any); spec["replicas"] != float64(2) {
+		t.Errorf("scale = %v", scale)
+	}
+	if st := scale["status"].(map[string]any); st["selector"] != "app=w1" {
+		t.Errorf("scale status = %v", st)
+	}
+	resp = e.doType("PATCH", widgetsPath+"/w1/scale", "application/merge-patch+json", `{"spec":{"replicas":7}}`)
+	if resp.code != 200 {
+		t.Fatalf("scale patch: %d %s", resp.code, resp.body)
+	}
+	scaled := e.get(widgetsPath + "/w1").decodeU(t)
+	if n, _, _ := unstructured.NestedInt64(scaled.Object, "spec", "replicas"); n != 7 {
+		t.Errorf("spec.replicas after scale = %d", n)
+	}
+
+	// Merge patch works; strategic merge patch is 415.
+	resp = e.doType("PATCH", widgetsPath+"/w1", "application/merge-patch+json", `{"metadata":{"labels":{"a":"b"}}}`)
+	if resp.code != 200 {
+		t.Fatalf("merge patch: %d %s", resp.code, resp.body)
+	}
+	resp = e.doType("PATCH", widgetsPath+"/w1", "application/strategic-merge-patch+json", `{"metadata":{"labels":{"a":"c"}}}`)
+	if resp.code != http.StatusUnsupportedMediaType {
+		t.Errorf("strategic merge patch: %d %s", resp.code, resp.body)
+	}
+
+	// List: items carry apiVersion and kind; field selector on a selectable field.
+	e.mustCreate(widgetsPath, widget("w2", 1, "red"), nil)
+	var l unstructured.UnstructuredList
+	e.get(widgetsPath+"?fieldSelector=spec.color=red").decode(t, &l)
+	if len(l.Items) != 1 || l.Items[0].GetName() != "w2" || l.Items[0].GetAPIVersion() != "example.com/v1" || l.Items[0].GetKind() != "Widget" {
+		t.Errorf("list by spec.color=red = %+v", l.Items)
+	}
+	if l.GetKind() != "WidgetList" {
+		t.Errorf("list kind = %q", l.GetKind())
+	}
+	if r := e.get(widgetsPath + "?fieldSelector=spec.size=1"); r.code != 400 {
+		t.Errorf("unknown field selector: %d", r.code)
+	}
+
+	// Table with the printer columns.
+	var table metav1.Table
+	tr := e.doAccept("GET", widgetsPath, "application/json;as=Table;v=v1;g=meta.k8s.io")
+	if tr.code != 200 {
+		t.Fatalf("table: %d %s", tr.code, tr.body)
+	}
+	tr.decode(t, &table)
+	var names []string
+	for _, c := range table.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "Name,Color,Replicas" || len(table.Rows) != 2 {
+		t.Fatalf("table columns %v, %d rows", names, len(table.Rows))
+	}
+	if table.Rows[0].Cells[0] != "w1" || table.Rows[0].Cells[1] != "blue" || table.Rows[0].Cells[2] != float64(7) {
+		t.Errorf("row 0 = %v", table.Rows[0].Cells)
+	}
+
+	// Delete.
+	if r := e.do("DELETE", widgetsPath+"/w2", nil); r.code != 200 {
+		t.Errorf("delete: %d %s", r.code, r.body)
+	}
+	if r := e.get(widgetsPath + "/w2"); r.code != 404 {
+		t.Errorf("get after delete: %d", r.code)
+	}
+}
+
+func TestCustomResourceBadInput(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	e.createCRD(testCRD())
+	for _, tc := range []struct {
+		name string
+		body string
+		code int
+	}{
+		{"wrong kind", `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"x"}}`, 400},
+		{"wrong version", `{"apiVersion":"example.com/v2","kind":"Widget","metadata":{"name":"x"}}`, 400},
+		{"not JSON", `{"apiVersion":`, 400},
+		{"null", `null`, 400},
+		{"bad metadata", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":5}}`, 400},
+		{"bad name", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"Not_Valid"}}`, 422},
+		{"no name", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{}}`, 422},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.doType("POST", widgetsPath, "application/json", tc.body)
+			if r.code != tc.code {
+				t.Errorf("code %d, want %d: %s", r.code, tc.code, r.body)
+			}
+		})
+	}
+	// Strict field validation refuses an unknown metadata field; Warn warns.
+	body := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s","bogus":1}}`
+	if r := e.doType("POST", widgetsPath+"?fieldValidation=Strict", "application/json", body); r.code != 400 || !strings.Contains(string(r.body), `unknown field \"metadata.bogus\"`) {
+		t.Errorf("strict: %d %s", r.code, r.body)
+	}
+	r := e.doType("POST", widgetsPath, "application/json", body)
+	if r.code != 201 || !strings.Contains(r.header.Get("Warning"), `unknown field \"metadata.bogus\"`) {
+		t.Errorf("warn: %d %q", r.code, r.header.Get("Warning"))
+	}
+	// Cluster-scoped path for a namespaced resource.
+	if r := e.get("/apis/example.com/v1/widgets/x"); r.code != 404 {
+		t.Errorf("cluster path of a namespaced object: %d", r.code)
+	}
+}
+
+func TestCRDValidation(t *testing.T) {
+	e := newTestEnv(t)
+	for _, tc := range []struct {
+		name   string
+		mutate func(*apiextensionsv1.CustomResourceDefinition)
+		field  string
+	}{
+		{"name mismatch", func(c *apiextensionsv1.CustomResourceDefinition) { c.Name = "gadgets.example.com" }, "metadata.name"},
+		{"group without dot", func(c *apiextensionsv1.CustomResourceDefinition) { c.Name = "widgets.example"; c.Spec.Group = "example" }, "spec.group"},
+		{"bad scope", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Scope = "Global" }, "spec.scope"},
+		{"two storage versions", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions[1].Storage = true }, "spec.versions"},
+		{"no versions", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions = nil }, "spec.versions"},
+		{"no kind", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Names.Kind = "" }, "spec.names.kind"},
+		{"bad plural", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Names.Plural = "Widgets"
+			c.Name = "Widgets.example.com"
+		}, "spec.names.plural"},
+		{"no schema", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions[0].Schema = nil }, "spec.versions[0].schema.openAPIV3Schema"},
+		{"scale path outside spec", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].Subresources.Scale.SpecReplicasPath = ".status.replicas"
+		}, "spec.versions[0].subresources.scale.specReplicasPath"},
+		{"bad column type", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].AdditionalPrinterColumns[0].Type = "text"
+		}, "spec.versions[0].additionalPrinterColumns[0].type"},
+		{"selectable field not in schema", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].SelectableFields[0].JSONPath = ".spec.size"
+		}, "spec.versions[0].selectableFields[0].jsonPath"},
+		{"webhook conversion without webhook", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter}
+		}, "spec.conversion.webhook"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testCRD()
+			tc.mutate(c)
+			r := e.do("POST", crdPath, c)
+			if r.code != 422 {
+				t.Fatalf("code %d: %s", r.code, r.body)
+			}
+			var st metav1.Status
+			r.decode(t, &st)
+			var fields []string
+			for _, c := range st.Details.Causes {
+				fields = append(fields, c.Field)
+			}
+			if !strings.Contains(","+strings.Join(fields, ",")+",", ","+tc.field+",") {
+				t.Errorf("causes %v do not name %s (%s)", fields, tc.field, st.Message)
+			}
+		})
+	}
+	// Group and plural never change; scope does not once established.
+	e.runControllers()
+	crd := e.createCRD(testCRD())
+	crd.Spec.Scope = apiextensionsv1.ClusterScoped
+	if r := e.do("PUT", crdPath+"/"+crd.Name, crd); r.code != 422 || !strings.Contains(string(r.body), "spec.scope") {
+		t.Errorf("scope change: %d %s", r.code, r.body)
+	}
+}
+
+func TestCRDNameConflict(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	e.createCRD(testCRD())
+	other := testCRD()
+	other.Name = "gadgets.example.com"
+	other.Spec.Names = apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Kind: "Widget", ShortNames: []string{"wd"}}
+	e.mustCreate(crdPath, other, nil)
+	got := e.waitCRD(other.Name, func(c *apiextensionsv1.CustomResourceDefinition) bool {
+		return apiextensions.FindCondition(c, apiextensionsv1.NamesAccepted) != nil
+	})
+	cond := apiextensions.FindCondition(got, apiextensionsv1.NamesAccepted)
+	// Each conflict overwrites the reason, as in Kubernetes: the list kind
+	// is checked last.
+	if cond.Status != apiextensionsv1.ConditionFalse || cond.Reason != "ListKindConflict" || cond.Message != `"WidgetList" is already in use` {
+		t.Errorf("NamesAccepted = %+v", cond)
+	}
+	if apiextensions.IsConditionTrue(got, apiextensionsv1.Established) {
+		t.Errorf("conflicting CRD established")
+	}
+	if r := e.get("/apis/example.com/v1/namespaces/default/gadgets"); r.code != 404 {
+		t.Errorf("conflicting CRD served: %d", r.code)
+	}
+}
+
+func TestCRDDeletion(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	e.createCRD(testCRD())
+	e.mustCreate(widgetsPath, widget("w1", 1, "red"), nil)
+	held := widget("held", 1, "red")
+	held["metadata"].(map[string]any)["finalizers"] = []any{"example.com/hold"}
+	e.mustCreate(widgetsPath, held, nil)
+
+	// A watch of the widgets ends once the CRD is gone.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.http.URL+widgetsPath+"?watch=true", nil)
+	wresp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wresp.Body.Close()
+
+	r := e.do("DELETE", crdPath+"/widgets.example.com", nil)
+	if r.code != 200 {
+		t.Fatalf("delete CRD: %d %s", r.code, r.body)
+	}
+	var marked apiextensionsv1.CustomResourceDefinition
+	r.decode(t, &marked)
+	if marked.DeletionTimestamp == nil || !apiextensions.IsConditionTrue(&marked, apiextensionsv1.Terminating) {
+		t.Errorf("deleted CRD = %+v", marked.ObjectMeta)
+	}
+	e.waitCRD("widgets.example.com", func(c *apiextensionsv1.CustomResourceDefinition) bool {
+		t := apiextensions.FindCondition(c, apiextensionsv1.Terminating)
+		return t != nil && t.Reason == "InstanceDeletionInProgress"
+	})
+	// The held object waits for its finalizer; creates are refused.
+	if r := e.doType("POST", widgetsPath, "application/json", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"late"}}`); r.code != 405 ||
+		!strings.Contains(string(r.body), "create not allowed while custom resource definition is terminating") {
+		t.Errorf("create while terminating: %d %s", r.code, r.body)
+	}
+	if r := e.doType("PATCH", widgetsPath+"/held", "application/merge-patch+json", `{"metadata":{"finalizers":null}}`); r.code != 200 {
+		t.Fatalf("drop finalizer: %d %s", r.code, r.body)
+	}
+	// The cleanup checks again after a second of the server's clock.
+	deadline := time.Now().Add(10 * time.Second)
+	for e.get(crdPath+"/widgets.example.com").code != 404 {
+		if time.Now().After(deadline) {
+			t.Fatal("CRD still there")
+		}
+		e.clock.Step(crdRetryDelay)
+		time.Sleep(time.Millisecond) // let the cleanup goroutine see the step
+	}
+	if r := e.get(widgetsPath); r.code != 404 {
+		t.Errorf("widgets still served: %d", r.code)
+	}
+	// The watch ended.
+	sc := bufio.NewScanner(wresp.Body)
+	for sc.Scan() {
+	}
+	if ctx.Err() != nil {
+		t.Errorf("watch did not end with the CRD")
+	}
+
+	// Created again: fresh and empty.
+	e.createCRD(testCRD())
+	var l unstructured.UnstructuredList
+	e.get(widgetsPath).decode(t, &l)
+	if len(l.Items) != 0 {
+		t.Errorf("recreated CRD serves %d old objects", len(l.Items))
+	}
+}
+
+// decodeU decodes an object body keeping integers as int64, as the
+// unstructured accessors expect.
+func (r response) decodeU(t testing.TB) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(r.body); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+	return u
+}
+
+func (e *testEnv) get(path string) response { e.t.Helper(); return e.do("GET", path, nil) }
+
+func (e *testEnv) doType(method, path, contentType, body string) response {
+	e.t.Helper()
+	return e.do(method, path, body, "Content-Type", contentType)
+}
+
+func (e *testEnv) doAccept(method, path, accept string) response {
+	e.t.Helper()
+	return e.do(method, path, nil, "Accept", accept)
+}

@@ -1,0 +1,38 @@
+package registry
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The optional behaviours a Strategy may have beyond the Strategy
+// interface. The API server tests for each with a type assertion.
+
+// Pruner is a Strategy whose objects are decoded without a Go type
+// (custom resources): the fields its schema does not know are found only
+// after decoding.
+type Pruner interface {
+	// Prune removes from obj the fields its schema does not specify and
+	// returns their paths ("spec.foo"), sorted, for field validation to
+	// warn about or refuse.
+	Prune(obj runtime.Object) []string
+}
+
+// TableConvertor is a Strategy with its own table columns (custom
+// resources' additionalPrinterColumns).
+type TableConvertor interface {
+	// ConvertToTable returns the Table of obj, one object or a list of the
+	// resource, with ages measured up to now.
+	ConvertToTable(obj runtime.Object, now time.Time, opts metav1.TableOptions) (*metav1.Table, error)
+}
+
+// DeletePreparer is a Strategy whose objects change when a delete first
+// marks them for deletion (a CustomResourceDefinition gets its cleanup
+// finalizer and a Terminating condition).
+type DeletePreparer interface {
+	// PrepareForDelete changes obj, the stored state without a
+	// deletionTimestamp, into the state a delete marks at now.
+	PrepareForDelete(obj runtime.Object, now time.Time)
+}
