@@ -99,4 +99,3 @@ func StorageVersion(c *CRD) string {
 	}
 	return ""
 }
-

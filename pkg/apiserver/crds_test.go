@@ -67,7 +67,6 @@ func testCRD() *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
-
 // createCRD creates crd and waits, by watching it, until it is Established.
 func (e *testEnv) createCRD(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
 	e.t.Helper()
@@ -93,7 +92,7 @@ func (e *testEnv) waitCRD(name string, cond func(*apiextensionsv1.CustomResource
 	var last string
 	for sc.Scan() {
 		var ev struct {
-			Type   string                                    `json:"type"`
+			Type   string                                   `json:"type"`
 			Object apiextensionsv1.CustomResourceDefinition `json:"object"`
 		}
 		last = sc.Text()
@@ -331,7 +330,10 @@ func TestCRDValidation(t *testing.T) {
 		field  string
 	}{
 		{"name mismatch", func(c *apiextensionsv1.CustomResourceDefinition) { c.Name = "gadgets.example.com" }, "metadata.name"},
-		{"group without dot", func(c *apiextensionsv1.CustomResourceDefinition) { c.Name = "widgets.example"; c.Spec.Group = "example" }, "spec.group"},
+		{"group without dot", func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Name = "widgets.example"
+			c.Spec.Group = "example"
+		}, "spec.group"},
 		{"bad scope", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Scope = "Global" }, "spec.scope"},
 		{"two storage versions", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions[1].Storage = true }, "spec.versions"},
 		{"no versions", func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions = nil }, "spec.versions"},
