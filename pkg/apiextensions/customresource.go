@@ -137,6 +137,15 @@ func (cr *CustomResource) CRD() *CRD { return cr.crd }
 // StorageVersion is the group version objects of the resource are stored in.
 func (cr *CustomResource) StorageVersion() schema.GroupVersion { return cr.storage }
 
+// Schema returns the version's openAPIV3Schema (read only), nil when it
+// has none.
+func (cr *CustomResource) Schema() *apiextensionsv1.JSONSchemaProps {
+	if cr.version.Schema == nil {
+		return nil
+	}
+	return cr.version.Schema.OpenAPIV3Schema
+}
+
 // DeprecationWarning returns the warning requests of a deprecated version
 // get, "" for a version that is not deprecated.
 func (cr *CustomResource) DeprecationWarning() string {

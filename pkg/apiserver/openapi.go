@@ -12,38 +12,50 @@ import (
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	h := s.cfg.OpenAPI
 	if h == nil {
-		s.openapiOnce.Do(func() {
-			s.openapi, s.openapiErr = openapi.New(openapi.Config{
-				Kinds:   s.openapiKinds(),
-				Version: s.cfg.Version.GitVersion,
-				Clock:   s.clock,
-			})
-		})
-		if s.openapiErr != nil {
-			s.writeError(w, r, s.openapiErr)
+		docs, err := s.openapiDocs()
+		if err != nil {
+			s.writeError(w, r, err)
 			return
 		}
-		h = s.openapi
+		h = docs
 	}
 	h.ServeHTTP(w, r)
 }
 
-// openapiKinds describes the served resources to the OpenAPI builder.
-func (s *Server) openapiKinds() []openapi.Kind {
+// openapiDocs returns the documents of the resources served now, built
+// again after the set changed (CRDs created, changed or deleted).
+func (s *Server) openapiDocs() (http.Handler, error) {
 	set := s.served.Load()
+	s.openapiMu.Lock()
+	defer s.openapiMu.Unlock()
+	if s.openapiSet == set {
+		return s.openapi, s.openapiErr
+	}
+	s.openapi, s.openapiErr = openapi.New(openapi.Config{
+		Kinds:   s.openapiKinds(set),
+		Version: s.cfg.Version.GitVersion,
+		Clock:   s.clock,
+	})
+	s.openapiSet = set
+	return s.openapi, s.openapiErr
+}
+
+// openapiKinds describes the served resources to the OpenAPI builder.
+func (s *Server) openapiKinds(set *resourceSet) []openapi.Kind {
 	kinds := make([]openapi.Kind, 0, len(set.order))
 	for _, gvr := range set.order {
 		res := set.byGVR[gvr]
-		if res.custom != nil {
-			// Custom resources have no Go type to build a schema from.
-			continue
-		}
 		k := openapi.Kind{
 			GVK:        res.info.GVK,
 			Resource:   res.info.Resource,
 			Namespaced: res.info.Namespaced,
 			Object:     res.strategy.New(),
 			List:       res.strategy.NewList(),
+		}
+		if res.custom != nil {
+			if k.Schema = res.custom.Schema(); k.Schema == nil {
+				continue
+			}
 		}
 		if res.info.Status {
 			k.Subresources = append(k.Subresources, "status")

@@ -89,10 +89,12 @@ type Server struct {
 	// encoded objects of watch events can be sent as they are.
 	rawIsJSON bool
 
-	// openapiOnce builds the default OpenAPI documents on first request.
-	openapiOnce sync.Once
-	openapi     http.Handler
-	openapiErr  error
+	// openapiMu guards the default OpenAPI documents, built on request
+	// from openapiSet, the resource set they describe.
+	openapiMu  sync.Mutex
+	openapiSet *resourceSet
+	openapi    http.Handler
+	openapiErr error
 }
 
 // resource is one served resource and its store.

@@ -12,6 +12,7 @@ import (
 
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	openapiv3 "github.com/google/gnostic-models/openapiv3"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"google.golang.org/protobuf/proto"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +40,10 @@ type Kind struct {
 	// review answered without being stored: its one path is the create on
 	// the collection, List may be nil and it has no subresources.
 	CreateOnly bool
+	// Schema, for a custom resource, is its version's openAPIV3Schema:
+	// the documents describe the objects by it, and Object and List are
+	// not used (they may be nil).
+	Schema *apiextensionsv1.JSONSchemaProps
 }
 
 // Config configures New.
@@ -138,14 +143,22 @@ func New(cfg Config) (*Docs, error) {
 			return nil, fmt.Errorf("openapi: resource %s is declared twice", key)
 		}
 		seen[key] = true
-		objDef, err := defs.add(reflect.TypeOf(k.Object))
+		var objDef, listDef string
+		var err error
+		if k.Schema != nil {
+			objDef, listDef, err = defs.addCustom(k.GVK, k.Schema)
+		} else {
+			objDef, err = defs.add(reflect.TypeOf(k.Object))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("openapi: kind %s: %w", k.GVK, err)
 		}
 		defs.addGVK(objDef, k.GVK)
 		roots := []string{objDef, defStatus, defDeleteOptions, defWatchEvent, defPatch}
-		listDef := ""
-		if k.List != nil {
+		if listDef != "" {
+			defs.addGVK(listDef, gv.WithKind(k.GVK.Kind+"List"))
+			roots = append(roots, listDef)
+		} else if k.List != nil {
 			if listDef, err = defs.add(reflect.TypeOf(k.List)); err != nil {
 				return nil, fmt.Errorf("openapi: kind %s: %w", k.GVK, err)
 			}
@@ -307,7 +320,7 @@ func validateKind(k Kind) error {
 		obj  runtime.Object
 	}{{"Object", k.Object}, {"List", k.List}} {
 		name, obj := f.name, f.obj
-		if obj == nil && name == "List" && k.CreateOnly {
+		if obj == nil && (name == "List" && k.CreateOnly || k.Schema != nil) {
 			continue
 		}
 		if obj == nil {

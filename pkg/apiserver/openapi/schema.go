@@ -26,6 +26,10 @@ type jsonSchema struct {
 	OneOfTypes []string
 	// Ext holds vendor extensions ("x-kubernetes-...") rendered verbatim.
 	Ext map[string]any
+	// V3Only holds keywords rendered verbatim in OpenAPI 3.0 only (those
+	// of custom resource schemas Swagger 2.0 cannot say, such as nullable
+	// and oneOf), as Kubernetes publishes CRDs.
+	V3Only map[string]any
 }
 
 // dialect selects the OpenAPI flavour a schema is rendered for.
@@ -97,6 +101,11 @@ func (s *jsonSchema) render(d dialect) map[string]any {
 	}
 	for k, v := range s.Ext {
 		out[k] = v
+	}
+	if d == openAPI3 {
+		for k, v := range s.V3Only {
+			out[k] = v
+		}
 	}
 	return out
 }
