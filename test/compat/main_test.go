@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -70,7 +71,12 @@ func startServerWith(t testing.TB, mcfg memory.Config) *server {
 	}))
 	s.URL = hs.URL
 	s.dropConnections = hs.CloseClientConnections
+	ctx, cancel := context.WithCancel(context.Background())
+	var ctrl sync.WaitGroup
+	ctrl.Go(func() { _ = srv.RunControllers(ctx) })
 	t.Cleanup(func() {
+		cancel()
+		ctrl.Wait()
 		hs.CloseClientConnections()
 		hs.Close()
 		_ = backend.Close()
