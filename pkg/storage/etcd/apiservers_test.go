@@ -40,13 +40,61 @@ func apiServerOn(t *testing.T, urls []string, prefix string) string {
 		t.Fatalf("apiserver.New: %v", err)
 	}
 	hs := httptest.NewServer(srv.Handler())
+	ctx, cancel := context.WithCancel(context.Background())
+	var ctrl sync.WaitGroup
+	ctrl.Go(func() { _ = srv.RunControllers(ctx) })
 	t.Cleanup(func() {
+		cancel()
+		ctrl.Wait()
 		hs.CloseClientConnections()
 		hs.Close()
 		c.Close()
 		b.Close()
 	})
 	return hs.URL
+}
+
+// testCRDAcrossAPIServers creates a CRD through one API server and uses
+// its custom resources through another on the same cluster.
+func testCRDAcrossAPIServers(t *testing.T, urls []string) {
+	a, b := apiServerOn(t, urls, "/crd-apiservers"), apiServerOn(t, urls, "/crd-apiservers")
+	send := func(method, url, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"things.example.com"},
+"spec":{"group":"example.com","scope":"Cluster","names":{"plural":"things","kind":"Thing"},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	if code, body := send("POST", a+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd); code != http.StatusCreated {
+		t.Fatalf("create CRD through the first server: %d %s", code, body)
+	}
+	// The second server serves it once its own watch of CRDs brings it.
+	thing := `{"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"t1"},"spec":{"n":1}}`
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, body := send("POST", b+"/apis/example.com/v1/things", thing)
+		if code == http.StatusCreated {
+			break
+		}
+		if code != http.StatusNotFound || time.Now().After(deadline) {
+			t.Fatalf("create through the second server: %d %s", code, body)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a remote server, not synchronising goroutines
+	}
+	if code, body := send("GET", a+"/apis/example.com/v1/things/t1", ""); code != http.StatusOK || !strings.Contains(body, `"n":1`) {
+		t.Fatalf("read through the first server: %d %s", code, body)
+	}
 }
 
 type wireObject struct {

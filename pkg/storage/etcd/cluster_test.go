@@ -104,6 +104,8 @@ func TestCluster(t *testing.T) {
 		})
 	})
 
+	t.Run("CRDAcrossAPIServers", func(t *testing.T) { testCRDAcrossAPIServers(t, urls) })
+
 	t.Run("TwoAPIServers", func(t *testing.T) {
 		// Its own cluster: it stops a member.
 		testTwoAPIServers(t, startCluster(t))
