@@ -17,6 +17,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kplane/kplane/internal/jsonvalue"
 	"github.com/kplane/kplane/pkg/apiserver/tables"
 	"github.com/kplane/kplane/pkg/registry"
 )
@@ -172,9 +173,30 @@ func tableOptions(r *http.Request) metav1.TableOptions {
 	return metav1.TableOptions{IncludeObject: metav1.IncludeObjectPolicy(r.URL.Query().Get("includeObject"))}
 }
 
+// marshalJSON encodes v as json.Marshal does; custom resources, which are
+// JSON values already, without reflection.
+func marshalJSON(v any) ([]byte, error) {
+	switch t := v.(type) {
+	case *unstructured.Unstructured:
+		return jsonvalue.Append(nil, t.Object)
+	case *unstructured.UnstructuredList:
+		m := make(map[string]any, len(t.Object)+1)
+		for k, v := range t.Object {
+			m[k] = v
+		}
+		items := make([]any, len(t.Items))
+		for i := range t.Items {
+			items[i] = t.Items[i].Object
+		}
+		m["items"] = items
+		return jsonvalue.Append(make([]byte, 0, 512*len(items)+256), m)
+	}
+	return json.Marshal(v)
+}
+
 // writeJSON writes v as a JSON response.
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	data, err := json.Marshal(v)
+	data, err := marshalJSON(v)
 	if err != nil {
 		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -204,7 +226,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, f
 		}
 		writeJSON(w, code, out)
 	case formatYAML:
-		data, err := json.Marshal(obj)
+		data, err := marshalJSON(obj)
 		if err == nil {
 			data, err = yaml.JSONToYAML(data)
 		}

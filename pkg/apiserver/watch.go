@@ -149,7 +149,7 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpt
 	case ev.Raw != nil && s.rawIsJSON && res.storedAsServed():
 		obj = withTypeMeta(ev.Raw, res.info.GVK)
 	default:
-		if obj, err = json.Marshal(res.asServed(ev.Object)); err == nil {
+		if obj, err = marshalJSON(res.asServed(ev.Object)); err == nil {
 			obj = withTypeMeta(obj, res.info.GVK)
 		}
 	}
