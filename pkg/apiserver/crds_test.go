@@ -499,3 +499,55 @@ func (e *testEnv) doAccept(method, path, accept string) response {
 	e.t.Helper()
 	return e.do(method, path, nil, "Accept", accept)
 }
+
+func TestCustomResourceWriteOptions(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	e.createCRD(testCRD())
+	// dryRun answers as a create would and stores nothing.
+	if r := e.do("POST", widgetsPath+"?dryRun=All", widget("dry", 1, "red")); r.code != 201 {
+		t.Fatalf("dry run: %d %s", r.code, r.body)
+	}
+	if r := e.get(widgetsPath + "/dry"); r.code != 404 {
+		t.Errorf("dry run stored the object: %d", r.code)
+	}
+	// A duplicate field is refused with Strict and warned about otherwise.
+	dup := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"d"},"spec":{"color":"red","color":"blue"}}`
+	if r := e.doType("POST", widgetsPath+"?fieldValidation=Strict", "application/json", dup); r.code != 400 || !strings.Contains(string(r.body), `duplicate field \"spec.color\"`) {
+		t.Errorf("strict duplicate: %d %s", r.code, r.body)
+	}
+	r := e.doType("POST", widgetsPath+"?fieldValidation=Warn", "application/json", dup)
+	if r.code != 201 || !strings.Contains(r.header.Get("Warning"), "duplicate field") {
+		t.Errorf("warn duplicate: %d %q", r.code, r.header.Get("Warning"))
+	}
+	// generateName.
+	gen := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"generateName":"w-"}}`
+	r = e.doType("POST", widgetsPath, "application/json", gen)
+	if r.code != 201 || !strings.HasPrefix(r.decodeU(t).GetName(), "w-") {
+		t.Errorf("generateName: %d %s", r.code, r.body)
+	}
+	// JSON patch; a patch that breaks the kind is refused and stores nothing.
+	e.mustCreate(widgetsPath, widget("p", 1, "red"), nil)
+	if r := e.doType("PATCH", widgetsPath+"/p", "application/json-patch+json", `[{"op":"replace","path":"/spec/color","value":"blue"}]`); r.code != 200 {
+		t.Fatalf("json patch: %d %s", r.code, r.body)
+	}
+	if r := e.doType("PATCH", widgetsPath+"/p", "application/json-patch+json", `[{"op":"replace","path":"/kind","value":"Gadget"}]`); r.code != 400 {
+		t.Errorf("patch changing kind: %d %s", r.code, r.body)
+	}
+	if c, _, _ := unstructured.NestedString(e.get(widgetsPath+"/p").decodeU(t).Object, "spec", "color"); c != "blue" {
+		t.Errorf("spec.color after patches = %q", c)
+	}
+	// Finalizers hold a deleted object until they are removed.
+	held := widget("f", 1, "red")
+	held["metadata"].(map[string]any)["finalizers"] = []any{"example.com/hold"}
+	e.mustCreate(widgetsPath, held, nil)
+	if r := e.do("DELETE", widgetsPath+"/f", nil); r.code != 200 || r.decodeU(t).GetDeletionTimestamp() == nil {
+		t.Fatalf("delete with finalizer: %d %s", r.code, r.body)
+	}
+	if r := e.doType("PATCH", widgetsPath+"/f", "application/merge-patch+json", `{"metadata":{"finalizers":null}}`); r.code != 200 {
+		t.Fatalf("remove finalizer: %d %s", r.code, r.body)
+	}
+	if r := e.get(widgetsPath + "/f"); r.code != 404 {
+		t.Errorf("object with its last finalizer removed: %d", r.code)
+	}
+}
