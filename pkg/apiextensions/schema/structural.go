@@ -52,6 +52,10 @@ type Structural struct {
 	// ValueValidation holds the value validations of this node; never nil
 	// for a Structural built by NewStructural.
 	ValueValidation *ValueValidation
+
+	// source is the schema node this was built from, for validating its
+	// default; nil for a Structural not built by NewStructural.
+	source *apiextensionsv1.JSONSchemaProps
 }
 
 // StructuralOrBool is additionalProperties: a schema, or true/false.
@@ -109,6 +113,7 @@ func NewStructural(s *apiextensionsv1.JSONSchemaProps) (*Structural, error) {
 		XEmbeddedResource: s.XEmbeddedResource,
 		XIntOrString:      s.XIntOrString,
 		XListMapKeys:      s.XListMapKeys,
+		source:            s,
 	}
 	if s.XPreserveUnknownFields != nil {
 		if !*s.XPreserveUnknownFields {
@@ -275,7 +280,7 @@ func walkSchema(s *apiextensionsv1.JSONSchemaProps, visit func(*apiextensionsv1.
 	if !visit(s) {
 		return false
 	}
-	for k := range s.Properties {
+	for _, k := range sortedPropertyNames(s.Properties) {
 		p := s.Properties[k]
 		if !walkSchema(&p, visit) {
 			return false
