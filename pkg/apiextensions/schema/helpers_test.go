@@ -58,3 +58,7 @@ func messages(errs field.ErrorList) []string {
 	}
 	return out
 }
+
+func schemaPathFor(i int) *field.Path {
+	return field.NewPath("spec", "versions").Index(i).Child("schema", "openAPIV3Schema")
+}
