@@ -93,3 +93,34 @@ func TestDefaultDeepCopies(t *testing.T) {
 		t.Errorf("schema default was modified: %v", got)
 	}
 }
+
+func TestDefaultNulls(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema string
+		in     string
+		want   string
+	}{
+		{"zero values are not missing", `{type: object, properties: {l: {type: array, items: {type: object, properties: {a: {x-kubernetes-int-or-string: true, default: "A"}}}}}}`,
+			`{"l":[{},{"a":0},{"a":""},{"a":null}]}`, `{"l":[{"a":"A"},{"a":0},{"a":""},{"a":"A"}]}`},
+		{"null item of nullable list stays", `{type: object, properties: {l: {type: array, items: {type: string, nullable: true, default: "d"}}}}`,
+			`{"l":[null]}`, `{"l":[null]}`},
+		{"null item of non-nullable list defaulted", `{type: object, properties: {l: {type: array, items: {type: string, default: "d"}}}}`,
+			`{"l":[null]}`, `{"l":["d"]}`},
+		{"null in nullable additionalProperties stays", `{type: object, properties: {m: {type: object, additionalProperties: {type: string, nullable: true, default: "d"}}}}`,
+			`{"m":{"a":null}}`, `{"m":{"a":null}}`},
+		{"null in non-nullable additionalProperties defaulted", `{type: object, properties: {m: {type: object, additionalProperties: {type: string, default: "d"}}}}`,
+			`{"m":{"a":null}}`, `{"m":{"a":"d"}}`},
+		{"null unknown field untouched", `{type: object, properties: {m: {type: string, default: "d"}}}`,
+			`{"m":"x","u":null}`, `{"m":"x","u":null}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := object(t, tt.in)
+			Default(obj, structural(t, tt.schema))
+			if diff := cmp.Diff(object(t, tt.want), obj); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -149,3 +149,65 @@ func TestPruneNilSchema(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestPrunePreserveNesting checks how x-kubernetes-preserve-unknown-fields
+// combines with specified fields below it: preserving never propagates
+// into specified properties nor into additionalProperties schemas.
+func TestPrunePreserveNesting(t *testing.T) {
+	s := structural(t, `
+type: object
+x-kubernetes-preserve-unknown-fields: true
+properties:
+  alpha: {type: string}
+  strict:
+    type: object
+    properties:
+      open: {type: object, x-kubernetes-preserve-unknown-fields: true}
+      closed: {type: object}
+  open:
+    type: object
+    x-kubernetes-preserve-unknown-fields: true
+    properties:
+      open: {type: object, x-kubernetes-preserve-unknown-fields: true}
+      anything: {x-kubernetes-preserve-unknown-fields: true}
+      closed: {type: object}
+  openMap:
+    type: object
+    x-kubernetes-preserve-unknown-fields: true
+    additionalProperties:
+      type: object
+      properties: {specified: {type: object}}
+  closedMap:
+    type: object
+    additionalProperties:
+      type: object
+      properties: {specified: {type: object}}
+`)
+	obj := object(t, `{
+	  "unspecified": "bar", "alpha": "abc", "unspecifiedObject": {"u": 1},
+	  "strict": {"u": 1, "uo": {"u": 1}, "closed": {"u": 1}, "apiVersion": "x", "open": {"u": 1}},
+	  "open": {"u": 1, "uo": {"u": 1}, "closed": {"u": 1}, "open": {"u": 1}, "anything": [{"a": true}, 1]},
+	  "openMap": {"k": {"specified": {"u": 1}, "u": 1}},
+	  "closedMap": {"k": {"specified": {"u": 1}, "u": 1}}
+	}`)
+	pruned := Prune(obj, s, false)
+	want := object(t, `{
+	  "unspecified": "bar", "alpha": "abc", "unspecifiedObject": {"u": 1},
+	  "strict": {"closed": {}, "open": {"u": 1}},
+	  "open": {"u": 1, "uo": {"u": 1}, "closed": {}, "open": {"u": 1}, "anything": [{"a": true}, 1]},
+	  "openMap": {"k": {"specified": {}}},
+	  "closedMap": {"k": {"specified": {}}}
+	}`)
+	if diff := cmp.Diff(want, obj); diff != "" {
+		t.Errorf("object (-want +got):\n%s", diff)
+	}
+	wantPruned := []string{
+		"closedMap.k.specified.u", "closedMap.k.u",
+		"open.closed.u",
+		"openMap.k.specified.u", "openMap.k.u",
+		"strict.apiVersion", "strict.closed.u", "strict.u", "strict.uo",
+	}
+	if diff := cmp.Diff(wantPruned, pruned); diff != "" {
+		t.Errorf("pruned (-want +got):\n%s", diff)
+	}
+}
