@@ -1,9 +1,12 @@
 package schema
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -128,6 +131,36 @@ properties:
 			got := messages(ValidateStructural(schemaPath, props(t, tt.schema)))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("ValidateStructural() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestValidateStructuralRootMetadata checks that the root metadata schema
+// may restrict name and generateName and nothing else of ObjectMeta.
+func TestValidateStructuralRootMetadata(t *testing.T) {
+	const forbidden = "spec.versions[0].schema.openAPIV3Schema.properties[metadata]: Forbidden: must not specify anything other than name and generateName, but metadata is implicitly specified"
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(metav1.ObjectMeta{})) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			got := messages(ValidateStructural(schemaPath, props(t, `{type: object, properties: {metadata: {type: object, properties: {`+name+`: {type: string}}}}}`)))
+			var want []string
+			if name != "name" && name != "generateName" {
+				want = []string{forbidden}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, extra := range []string{`description: d`, `x-kubernetes-preserve-unknown-fields: true`, `maxProperties: 3`, `required: [name]`} {
+		t.Run(extra, func(t *testing.T) {
+			got := messages(ValidateStructural(schemaPath, props(t, `{type: object, properties: {metadata: {type: object, `+extra+`}}}`)))
+			if diff := cmp.Diff([]string{forbidden}, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
