@@ -122,6 +122,14 @@ properties:
 			p + `.properties[t].properties[kind].type: Invalid value: "integer": must be string`,
 			p + `.properties[t].properties[metadata].type: Invalid value: "string": must be object`,
 		}},
+		{name: "int-or-string anyOf in the wrong order", schema: `{type: object, properties: {a: {x-kubernetes-int-or-string: true, anyOf: [{type: string}, {type: integer}]}}}`, want: []string{
+			p + ".properties[a].anyOf[0].type: Forbidden: must be empty to be structural",
+			p + ".properties[a].anyOf[1].type: Forbidden: must be empty to be structural",
+		}},
+		{name: "int-or-string anyOf not first in allOf", schema: `{type: object, properties: {a: {x-kubernetes-int-or-string: true, allOf: [{maxLength: 3}, {anyOf: [{type: integer}, {type: string}]}]}}}`, want: []string{
+			p + ".properties[a].allOf[1].anyOf[0].type: Forbidden: must be empty to be structural",
+			p + ".properties[a].allOf[1].anyOf[1].type: Forbidden: must be empty to be structural",
+		}},
 		{name: "not structural at all", schema: `{type: object, properties: {a: {$ref: "#/definitions/x"}}}`, want: []string{
 			p + `: Invalid value: "": OpenAPIV3Schema '$ref' is not supported`,
 		}},
