@@ -214,12 +214,9 @@ func coerce(pth *field.Path, x any, s *Structural, dropInvalid bool, unknown *[]
 							return field.Invalid(pth.Child("metadata"), v, err.Error())
 						}
 					} else if found {
-						u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(meta)
+						u, err := objectMetaToUnstructured(meta)
 						if err != nil {
 							return field.Invalid(pth.Child("metadata"), v, err.Error())
-						}
-						if meta.CreationTimestamp.IsZero() {
-							delete(u, "creationTimestamp")
 						}
 						x["metadata"] = u
 						v = u
@@ -244,6 +241,35 @@ func coerce(pth *field.Path, x any, s *Structural, dropInvalid bool, unknown *[]
 		}
 	}
 	return nil
+}
+
+// coerceMetadata reduces x["metadata"] to the fields of ObjectMeta,
+// dropping malformed ones, and returns the paths of the unknown ones. A
+// metadata that does not decode at all is left as it is.
+func coerceMetadata(pth *field.Path, x map[string]any) []string {
+	meta, found, unknown, err := objectMetaOf(x, true, true, pth)
+	if err != nil || !found {
+		return nil
+	}
+	u, err := objectMetaToUnstructured(meta)
+	if err != nil {
+		return nil
+	}
+	x["metadata"] = u
+	return unknown
+}
+
+// objectMetaToUnstructured encodes meta as JSON values, leaving out a zero
+// creationTimestamp rather than writing null.
+func objectMetaToUnstructured(meta *metav1.ObjectMeta) (map[string]any, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(meta)
+	if err != nil {
+		return nil, err
+	}
+	if meta.CreationTimestamp.IsZero() {
+		delete(u, "creationTimestamp")
+	}
+	return u, nil
 }
 
 // sortedKeys returns the keys of m in order, for deterministic traversals.

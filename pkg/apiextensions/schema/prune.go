@@ -10,8 +10,10 @@ import (
 // x-kubernetes-preserve-unknown-fields stay (their specified subfields are
 // still pruned). With isResourceRoot, and in every
 // x-kubernetes-embedded-resource object, apiVersion, kind and metadata are
-// kept; an embedded resource's metadata is then reduced to the fields of
-// ObjectMeta, malformed ones dropped. Null values of fields that are
+// kept, and metadata is reduced to the fields of ObjectMeta: unknown ones
+// are removed and reported, malformed ones (labels that are not a map of
+// strings, ...) are dropped silently, and a metadata that is not an object
+// is left for ObjectMeta validation to reject. Null values of fields that are
 // neither nullable nor defaulted are removed as Kubernetes does, without
 // being reported.
 //
@@ -25,10 +27,11 @@ func Prune(obj map[string]any, s *Structural, isResourceRoot bool) []string {
 		return nil
 	}
 	root := s
+	p := pruner{}
 	if isResourceRoot {
 		root = asResourceRoot(s)
+		p.unknown = coerceMetadata(nil, obj)
 	}
-	p := pruner{}
 	p.prune(obj, root)
 	pruneNonNullableNulls(obj, s)
 	// The root's metadata belongs to the registry: only embedded resources

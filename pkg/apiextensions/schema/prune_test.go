@@ -69,10 +69,22 @@ func TestPrune(t *testing.T) {
 		pruned []string
 	}{
 		{
-			name: "root meta kept, unknown root field pruned",
+			name: "root meta kept and reduced to ObjectMeta, unknown root field pruned",
 			root: true,
-			in:   `{"apiVersion":"g/v1","kind":"K","metadata":{"name":"n","anything":1},"spec":{"a":"x"},"extra":1}`,
-			want: `{"apiVersion":"g/v1","kind":"K","metadata":{"name":"n","anything":1},"spec":{"a":"x"}}`, pruned: []string{"extra"},
+			in:   `{"apiVersion":"g/v1","kind":"K","metadata":{"name":"n","generation":2,"labels":{"a":"b"},"anything":1},"spec":{"a":"x"},"extra":1}`,
+			want: `{"apiVersion":"g/v1","kind":"K","metadata":{"name":"n","generation":2,"labels":{"a":"b"}},"spec":{"a":"x"}}`, pruned: []string{"extra", "metadata.anything"},
+		},
+		{
+			name: "malformed root metadata fields dropped silently",
+			root: true,
+			in:   `{"metadata":{"name":"n","labels":"x","annotations":{"a":1}}}`,
+			want: `{"metadata":{"name":"n"}}`,
+		},
+		{
+			name: "root metadata that is not an object left for validation",
+			root: true,
+			in:   `{"metadata":"x"}`,
+			want: `{"metadata":"x"}`,
 		},
 		{
 			name: "root meta pruned silently when not a resource root",
