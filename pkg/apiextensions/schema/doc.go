@@ -21,7 +21,6 @@
 //   - A Structural and a Validator are immutable once built and safe for
 //     concurrent use. Errors and lists are sorted where Kubernetes sorts them.
 //
-// Not done here: x-kubernetes-validations (CEL) rules, validation ratcheting
-// on update, and the root-schema restrictions that depend on the status
-// subresource being enabled.
+// Not done here: compiling and running x-kubernetes-validations (CEL)
+// rules, and validation ratcheting on update.
 package schema

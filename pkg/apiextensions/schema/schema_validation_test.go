@@ -221,3 +221,26 @@ properties:
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestValidateRootForStatus(t *testing.T) {
+	const p = "spec.versions[0].schema.openAPIV3Schema"
+	tests := []struct {
+		name   string
+		schema string
+		want   []string
+	}{
+		{name: "allowed", schema: `{type: object, description: d, required: [spec], properties: {spec: {type: object}}, x-kubernetes-preserve-unknown-fields: true}`},
+		{name: "type", schema: `{type: string}`, want: []string{
+			p + `.type: Invalid value: "string": only "object" is allowed as the type at the root of the schema if the status subresource is enabled`}},
+		{name: "anyOf", schema: `{type: object, anyOf: [{required: [a]}]}`, want: []string{
+			p + `: Invalid value: {"type":"object","anyOf":[{"required":["a"]}]}: only [Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations] fields are allowed at the root of the schema if the status subresource is enabled`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := messages(ValidateRootForStatus(schemaPath, props(t, tt.schema)))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
