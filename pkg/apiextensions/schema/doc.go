@@ -12,9 +12,10 @@
 //     validation is done by k8s.io/kube-openapi's validate.SchemaValidator, as
 //     kube-apiserver does.
 //   - Objects are JSON-decoded values: map[string]any, []any, string, bool,
-//     nil, and numbers as int64 or float64 (as sigs.k8s.io/json and
-//     encoding/json decode them). Values of other Go types are never looked
-//     into and never cause a panic.
+//     nil, and numbers as int64 or float64. Objects decoded by
+//     sigs.k8s.io/json (integers as int64, as kube-apiserver decodes them)
+//     and by encoding/json (every number a float64) validate alike. No JSON
+//     value makes Prune, Default or Validate panic.
 //   - Prune and Default mutate the object they are given and nothing else;
 //     default values are deep-copied, so objects never share memory with a
 //     schema.

@@ -67,9 +67,10 @@ type StructuralOrBool struct {
 	Bool bool
 }
 
-// ValueValidation is the value-only part of a schema node. The junctors
-// (allOf, anyOf, oneOf, not) are kept as written: they never shape pruning
-// or defaulting, only validation.
+// ValueValidation is the value-only part of a schema node; each field is
+// the OpenAPI keyword of the same name. The junctors (allOf, anyOf, oneOf,
+// not) are kept as written: they never shape pruning or defaulting, only
+// validation.
 type ValueValidation struct {
 	Format           string
 	Maximum          *float64
@@ -99,7 +100,8 @@ type ValueValidation struct {
 // patternProperties, dependencies, additionalItems, definitions, an array
 // of item schemas, x-kubernetes-preserve-unknown-fields: false) and on
 // default or enum values that are not JSON. It does not check the rules of
-// ValidateStructural; a nil s gives a nil Structural.
+// ValidateStructural; a nil s gives a nil Structural. The result shares
+// slices and nested schemas with s, which must not change afterwards.
 func NewStructural(s *apiextensionsv1.JSONSchemaProps) (*Structural, error) {
 	if s == nil {
 		return nil, nil

@@ -230,4 +230,11 @@ func TestNewValidatorNil(t *testing.T) {
 	if errs := v.Validate(nil, map[string]any{"a": 1}); errs != nil {
 		t.Errorf("nil schema: got %v", errs)
 	}
+	v, err = NewValidator(props(t, `{type: object, required: [spec]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"spec: Required value"}, messages(v.Validate(nil, nil))); diff != "" {
+		t.Errorf("nil object (-want +got):\n%s", diff)
+	}
 }
