@@ -130,6 +130,12 @@ properties:
 			p + ".properties[a].allOf[1].anyOf[0].type: Forbidden: must be empty to be structural",
 			p + ".properties[a].allOf[1].anyOf[1].type: Forbidden: must be empty to be structural",
 		}},
+		{name: "preserve-unknown-fields false", schema: `{type: object, properties: {a: {type: object, x-kubernetes-preserve-unknown-fields: false}}}`, want: []string{
+			p + `: Invalid value: "": internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined`,
+		}},
+		{name: "items as an array", schema: `{type: object, properties: {a: {type: array, items: [{type: string}]}}}`, want: []string{
+			p + `: Invalid value: "": OpenAPIV3Schema 'items' must be a schema, but is an array`,
+		}},
 		{name: "not structural at all", schema: `{type: object, properties: {a: {$ref: "#/definitions/x"}}}`, want: []string{
 			p + `: Invalid value: "": OpenAPIV3Schema '$ref' is not supported`,
 		}},
