@@ -551,3 +551,90 @@ func TestCustomResourceWriteOptions(t *testing.T) {
 		t.Errorf("object with its last finalizer removed: %d", r.code)
 	}
 }
+
+// schemaCRD is cluster-scoped gizmos.example.com with defaults, an enum,
+// bounds and a required field.
+const schemaCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"gizmos.example.com"},
+"spec":{"group":"example.com","scope":"Cluster","names":{"plural":"gizmos","kind":"Gizmo"},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{
+  "spec":{"type":"object","required":["size"],"properties":{
+    "size":{"type":"string","enum":["small","large"]},
+    "count":{"type":"integer","minimum":1,"maximum":10,"default":3},
+    "labels":{"type":"object","additionalProperties":{"type":"string"}},
+    "free":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}}}}}]}}`
+
+func TestCustomResourceSchema(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := json.Unmarshal([]byte(schemaCRD), &crd); err != nil {
+		t.Fatal(err)
+	}
+	e.createCRD(&crd)
+	const path = "/apis/example.com/v1/gizmos"
+	gizmo := func(spec string) string {
+		return `{"apiVersion":"example.com/v1","kind":"Gizmo","metadata":{"name":"g"},"spec":` + spec + `}`
+	}
+	for _, tc := range []struct {
+		name, spec, msg string
+	}{
+		{"enum", `{"size":"medium"}`, `spec.size: Unsupported value: \"medium\": supported values: \"small\", \"large\"`},
+		{"required", `{}`, `spec.size: Required value`},
+		{"type", `{"size":"small","count":"many"}`, `spec.count: Invalid value: \"string\": spec.count in body must be of type integer: \"string\"`},
+		{"maximum", `{"size":"small","count":11}`, `spec.count: Invalid value: 11: spec.count in body should be less than or equal to 10`},
+		{"map values", `{"size":"small","labels":{"a":1}}`, `spec.labels.a: Invalid value: \"integer\": spec.labels.a in body must be of type string: \"integer\"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.doType("POST", path, "application/json", gizmo(tc.spec))
+			if r.code != 422 || !strings.Contains(string(r.body), tc.msg) {
+				t.Errorf("%d %s\nwant message %s", r.code, r.body, tc.msg)
+			}
+		})
+	}
+	if r := e.get(path + "/g"); r.code != 404 {
+		t.Fatalf("an invalid object was stored: %d", r.code)
+	}
+
+	// Unknown fields: refused with Strict, pruned with a warning otherwise;
+	// preserved where the schema says so. Defaults are filled in.
+	body := gizmo(`{"size":"small","extra":1,"free":{"anything":{"goes":true}}}`)
+	if r := e.doType("POST", path+"?fieldValidation=Strict", "application/json", body); r.code != 400 || !strings.Contains(string(r.body), `unknown field \"spec.extra\"`) {
+		t.Errorf("strict unknown field: %d %s", r.code, r.body)
+	}
+	r := e.doType("POST", path, "application/json", body)
+	if r.code != 201 || !strings.Contains(r.header.Get("Warning"), `unknown field \"spec.extra\"`) {
+		t.Fatalf("warn unknown field: %d %q %s", r.code, r.header.Get("Warning"), r.body)
+	}
+	got := e.get(path + "/g").decodeU(t)
+	if _, found, _ := unstructured.NestedFieldNoCopy(got.Object, "spec", "extra"); found {
+		t.Errorf("spec.extra was stored")
+	}
+	if v, _, _ := unstructured.NestedBool(got.Object, "spec", "free", "anything", "goes"); !v {
+		t.Errorf("preserved field lost: %v", got.Object["spec"])
+	}
+	if n, _, _ := unstructured.NestedInt64(got.Object, "spec", "count"); n != 3 {
+		t.Errorf("default spec.count = %d, want 3", n)
+	}
+	// An update to an invalid state stores nothing.
+	bad := got.DeepCopy()
+	_ = unstructured.SetNestedField(bad.Object, "huge", "spec", "size")
+	if r := e.do("PUT", path+"/g", bad.Object); r.code != 422 {
+		t.Errorf("invalid update: %d %s", r.code, r.body)
+	}
+	if r := e.doType("PATCH", path+"/g", "application/merge-patch+json", `{"spec":{"count":0}}`); r.code != 422 {
+		t.Errorf("invalid patch: %d %s", r.code, r.body)
+	}
+	if after := e.get(path + "/g").decodeU(t); after.GetResourceVersion() != got.GetResourceVersion() {
+		t.Errorf("refused writes changed the object")
+	}
+
+	// A CRD with a schema Kubernetes refuses is 422 with its reasons.
+	nonStructural := strings.Replace(schemaCRD, `"count":{"type":"integer",`, `"count":{`, 1)
+	nonStructural = strings.Replace(nonStructural, "gizmos", "widgets2", -1)
+	nonStructural = strings.Replace(nonStructural, `"kind":"Gizmo"`, `"kind":"Widget2"`, 1)
+	r = e.doType("POST", crdPath, "application/json", nonStructural)
+	if r.code != 422 || !strings.Contains(string(r.body), "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[count].type: Required value: must not be empty for specified object fields") {
+		t.Errorf("non-structural CRD: %d %s", r.code, r.body)
+	}
+}
