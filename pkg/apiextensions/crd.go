@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kplane/kplane/pkg/apiextensions/schema"
 	"github.com/kplane/kplane/pkg/registry"
 )
 
@@ -20,7 +21,27 @@ type crdStrategy struct {
 	*registry.Resource[*CRD]
 }
 
-var _ registry.DeletePreparer = crdStrategy{}
+var (
+	_ registry.DeletePreparer = crdStrategy{}
+	_ registry.Warner         = crdStrategy{}
+)
+
+// Warnings implements registry.Warner: what Kubernetes warns about in a
+// CRD's schemas (unknown formats, sets of objects).
+func (crdStrategy) Warnings(obj runtime.Object) []string {
+	crd := obj.(*CRD)
+	var out []string
+	for _, v := range crd.Spec.Versions {
+		if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+			for _, w := range schema.Warnings(v.Schema.OpenAPIV3Schema) {
+				if !slices.Contains(out, w) {
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	return out
+}
 
 // CustomResourceDefinitions is apiextensions.k8s.io/v1
 // customresourcedefinitions: cluster-scoped, short names crd and crds,

@@ -629,6 +629,14 @@ func TestCustomResourceSchema(t *testing.T) {
 		t.Errorf("refused writes changed the object")
 	}
 
+	// A schema with a format Kubernetes does not check is accepted with a warning.
+	withFormat := strings.Replace(schemaCRD, `"size":{"type":"string",`, `"size":{"type":"string","format":"colour",`, 1)
+	withFormat = strings.Replace(withFormat, "gizmos", "gadgets", -1)
+	withFormat = strings.Replace(withFormat, `"kind":"Gizmo"`, `"kind":"Gadget"`, 1)
+	if r := e.doType("POST", crdPath, "application/json", withFormat); r.code != 201 || r.header.Get("Warning") != `299 - "unrecognized format \"colour\""` {
+		t.Errorf("CRD with an unknown format: %d %q %s", r.code, r.header.Get("Warning"), r.body)
+	}
+
 	// A CRD with a schema Kubernetes refuses is 422 with its reasons.
 	nonStructural := strings.Replace(schemaCRD, `"count":{"type":"integer",`, `"count":{`, 1)
 	nonStructural = strings.Replace(nonStructural, "gizmos", "widgets2", -1)

@@ -51,6 +51,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request)
 		return
 	}
 	addWarnings(w, warnings)
+	addWarnings(w, q.res.warnings(out))
 	s.writeObject(w, r, http.StatusCreated, f, out)
 }
 

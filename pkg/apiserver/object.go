@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kplane/kplane/pkg/registry"
 	"github.com/kplane/kplane/pkg/storage"
 )
 
@@ -115,4 +116,13 @@ func (res *resource) asServed(obj runtime.Object) runtime.Object {
 	}
 	cp.SetAPIVersion(res.info.GVK.GroupVersion().String())
 	return cp
+}
+
+// warnings returns what the resource's strategy warns about in obj, the
+// object a write stored (a CRD whose schema uses an unknown format).
+func (res *resource) warnings(obj runtime.Object) []string {
+	if w, ok := res.strategy.(registry.Warner); ok && obj != nil {
+		return w.Warnings(obj)
+	}
+	return nil
 }

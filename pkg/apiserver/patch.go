@@ -119,6 +119,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 		return
 	}
 	addWarnings(w, warnings)
+	addWarnings(w, q.res.warnings(out))
 	s.writeResult(w, r, q, http.StatusOK, f, out)
 }
 

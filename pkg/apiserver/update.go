@@ -63,6 +63,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 		return
 	}
 	addWarnings(w, warnings)
+	addWarnings(w, q.res.warnings(out))
 	code := http.StatusOK
 	if created {
 		code = http.StatusCreated

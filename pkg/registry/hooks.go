@@ -36,3 +36,10 @@ type DeletePreparer interface {
 	// deletionTimestamp, into the state a delete marks at now.
 	PrepareForDelete(obj runtime.Object, now time.Time)
 }
+
+// Warner is a Strategy that warns about objects it accepts, as
+// kube-apiserver's WarningsOnCreate and WarningsOnUpdate do.
+type Warner interface {
+	// Warnings returns the warnings for obj, as stored by a write.
+	Warnings(obj runtime.Object) []string
+}
