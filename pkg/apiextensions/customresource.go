@@ -159,6 +159,9 @@ func (cr *CustomResource) DeprecationWarning() string {
 	return fmt.Sprintf("%s %s is deprecated", gv, cr.Meta.GVK.Kind)
 }
 
+// HasDefaults reports whether the version's schema sets any default.
+func (cr *CustomResource) HasDefaults() bool { return cr.schema != nil && cr.schema.hasDefaults }
+
 // Prune implements registry.Pruner.
 func (cr *CustomResource) Prune(obj runtime.Object) []string {
 	u, ok := obj.(*unstructured.Unstructured)

@@ -13,6 +13,8 @@ import (
 type versionSchema struct {
 	structural *schema.Structural
 	validator  *schema.Validator
+	// hasDefaults is set when the schema has a default anywhere.
+	hasDefaults bool
 }
 
 func newVersionSchema(s *apiextensionsv1.JSONSchemaProps) (*versionSchema, error) {
@@ -24,7 +26,25 @@ func newVersionSchema(s *apiextensionsv1.JSONSchemaProps) (*versionSchema, error
 	if err != nil {
 		return nil, err
 	}
-	return &versionSchema{structural: st, validator: v}, nil
+	return &versionSchema{structural: st, validator: v, hasDefaults: hasDefault(st)}, nil
+}
+
+func hasDefault(s *schema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.Default != nil || hasDefault(s.Items) {
+		return true
+	}
+	if ap := s.AdditionalProperties; ap != nil && hasDefault(ap.Structural) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasDefault(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // prune drops the fields the schema does not know and returns their paths.

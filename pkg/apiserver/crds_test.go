@@ -629,6 +629,28 @@ func TestCustomResourceSchema(t *testing.T) {
 		t.Errorf("refused writes changed the object")
 	}
 
+	// A default added to the schema later shows on reads of objects
+	// stored before it, as Kubernetes defaults what it reads from storage.
+	var stored apiextensionsv1.CustomResourceDefinition
+	e.get(crdPath + "/gizmos.example.com").decode(t, &stored)
+	spec := stored.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	spec.Properties["tier"] = apiextensionsv1.JSONSchemaProps{Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`"gold"`)}}
+	stored.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+	if r := e.do("PUT", crdPath+"/gizmos.example.com", &stored); r.code != 200 {
+		t.Fatalf("update CRD: %d %s", r.code, r.body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tier, _, _ := unstructured.NestedString(e.get(path+"/g").decodeU(t).Object, "spec", "tier")
+		if tier == "gold" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("default of a new field not applied on read: %q", tier)
+		}
+		time.Sleep(time.Millisecond) // the server's CRD watch brings the change
+	}
+
 	// A schema with a format Kubernetes does not check is accepted with a warning.
 	withFormat := strings.Replace(schemaCRD, `"size":{"type":"string",`, `"size":{"type":"string","format":"colour",`, 1)
 	withFormat = strings.Replace(withFormat, "gizmos", "gadgets", -1)

@@ -39,9 +39,14 @@ func (res *resource) gr() schema.GroupResource {
 
 func (res *resource) gk() schema.GroupKind { return res.info.GVK.GroupKind() }
 
-// setKind sets the object's apiVersion and kind to the resource's.
+// setKind sets the object's apiVersion and kind to the resource's. A
+// custom resource also gets its schema's defaults: Kubernetes defaults
+// what it reads, so objects stored before a default was added show it.
 func (res *resource) setKind(obj runtime.Object) {
 	obj.GetObjectKind().SetGroupVersionKind(res.info.GVK)
+	if res.custom != nil && res.custom.HasDefaults() {
+		res.custom.Default(obj)
+	}
 }
 
 // setListKind sets a list's apiVersion and kind, and clears its items'
@@ -53,8 +58,12 @@ func (res *resource) setListKind(list runtime.Object) {
 	if res.custom != nil {
 		item = res.info.GVK
 	}
+	defaults := res.custom != nil && res.custom.HasDefaults()
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
 		o.GetObjectKind().SetGroupVersionKind(item)
+		if defaults {
+			res.custom.Default(o)
+		}
 		return nil
 	})
 }
@@ -97,17 +106,25 @@ func (s *Server) checkNamespace(ctx context.Context, gr schema.GroupResource, na
 
 // storedAsServed reports whether stored objects are what this resource
 // serves as they are: true for built-ins and for a custom resource's
-// storage version.
+// storage version when its schema has no defaults.
 func (res *resource) storedAsServed() bool {
-	return res.custom == nil || res.custom.StorageVersion() == res.info.GVK.GroupVersion()
+	return res.custom == nil || res.custom.StorageVersion() == res.info.GVK.GroupVersion() && !res.custom.HasDefaults()
 }
 
-// asServed returns obj, an object shared with other readers, in the
-// version the resource serves: obj itself, or a shallow copy of a custom
-// resource stored in another version with its apiVersion changed.
+// asServed returns obj, an object shared with other readers, as the
+// resource serves it: obj itself, or a copy of a custom resource in the
+// resource's version, defaulted by its schema.
 func (res *resource) asServed(obj runtime.Object) runtime.Object {
 	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || res.storedAsServed() || u.GetAPIVersion() == res.info.GVK.GroupVersion().String() {
+	if !ok || res.custom == nil {
+		return obj
+	}
+	if res.custom.HasDefaults() {
+		cp := u.DeepCopy()
+		res.setKind(cp)
+		return cp
+	}
+	if u.GetAPIVersion() == res.info.GVK.GroupVersion().String() {
 		return obj
 	}
 	cp := &unstructured.Unstructured{Object: make(map[string]any, len(u.Object))}
