@@ -632,7 +632,7 @@ func TestCustomResourceSchema(t *testing.T) {
 	// A default added to the schema later shows on reads of objects
 	// stored before it, as Kubernetes defaults what it reads from storage.
 	var stored apiextensionsv1.CustomResourceDefinition
-	e.get(crdPath + "/gizmos.example.com").decode(t, &stored)
+	e.get(crdPath+"/gizmos.example.com").decode(t, &stored)
 	spec := stored.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
 	spec.Properties["tier"] = apiextensionsv1.JSONSchemaProps{Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`"gold"`)}}
 	stored.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
