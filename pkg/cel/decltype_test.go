@@ -210,14 +210,14 @@ properties:
 
 func TestEstimatedCost(t *testing.T) {
 	tests := []struct {
-		name    string
-		schema  string
-		expr    string
+		name   string
+		schema string
+		expr   string
 	}{
 		{
-			name:    "bounded list of bounded strings",
-			schema:  `{type: array, maxItems: 10, items: {type: string, maxLength: 5}}`,
-			expr:    `self.all(x, x.size() < 10)`,
+			name:   "bounded list of bounded strings",
+			schema: `{type: array, maxItems: 10, items: {type: string, maxLength: 5}}`,
+			expr:   `self.all(x, x.size() < 10)`,
 		},
 		{
 			name:   "unbounded nested loops",
