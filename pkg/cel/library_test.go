@@ -130,8 +130,10 @@ func TestLibraries(t *testing.T) {
 
 func TestRuntimeCostLimit(t *testing.T) {
 	env := newTestEnv(t)
-	// 10^3 * 10^3 iterations of a few cost units each exceed PerCallLimit.
-	_, err := evalExpr(t, env, `lists.range(1000).all(i, lists.range(1000).all(j, i + j >= 0))`)
+	// Each iteration scans a 1000-byte string (cost 100): 10^5 of them
+	// exceed PerCallLimit after about 10^4.
+	long := strings.Repeat("a", 1000)
+	_, err := evalExpr(t, env, `lists.range(100000).all(i, !'`+long+`'.contains('b'))`)
 	if err == nil || !strings.Contains(err.Error(), "operation cancelled: actual cost limit exceeded") {
 		t.Fatalf("got %v, want the cost limit to stop evaluation", err)
 	}

@@ -92,6 +92,11 @@ func (p *TypeProvider) NewValue(name string, fields map[string]ref.Val) ref.Val 
 // down the paths the checker reports (fields, @items, @keys, @values).
 type SizeEstimator struct {
 	Vars map[string]*DeclType
+	// Default, if set, bounds every other identifier. Kubernetes bounds all
+	// identifiers of a rule (type names such as int included) by the rule's
+	// root type; setting Default to it keeps estimates, and so which rules
+	// fit the budget, the same.
+	Default *DeclType
 }
 
 var _ checker.CostEstimator = SizeEstimator{}
@@ -102,7 +107,10 @@ func (e SizeEstimator) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 	if len(path) == 0 {
 		return nil
 	}
-	t := e.Vars[path[0]]
+	t, ok := e.Vars[path[0]]
+	if !ok {
+		t = e.Default
+	}
 	for _, step := range path[1:] {
 		if t == nil {
 			return nil
