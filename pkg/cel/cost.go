@@ -48,7 +48,7 @@ func (e *CostEstimator) CallCost(function, overloadID string, args []ref.Val, re
 			c = traversalCost(args[0])
 		}
 		return &c
-	case "url", "lowerAscii", "upperAscii", "substring", "trim", "cidr", "isIP", "isCIDR", "quantity", "isQuantity":
+	case "url", "lowerAscii", "upperAscii", "substring", "trim", "cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver":
 		if len(args) >= 1 {
 			return strCost(actualSize(args[0]), common.StringTraversalCostFactor)
 		}
@@ -101,12 +101,12 @@ func (e *CostEstimator) CallCost(function, overloadID string, args []ref.Val, re
 		}
 	case "format.named", "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
 		"isLinkLocalUnicast", "isGlobalUnicast", "sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan",
-		"isLessThan", "compareTo", "add", "sub", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery":
+		"isLessThan", "compareTo", "add", "sub", "major", "minor", "patch", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery":
 		return unitCost()
 	case "_==_":
 		if len(args) == 2 {
 			switch args[0].(type) {
-			case Quantity, IP, CIDR, *Format, URL:
+			case Quantity, IP, CIDR, *Format, URL, Semver:
 				return unitCost()
 			}
 		}
@@ -184,7 +184,7 @@ func (e *CostEstimator) EstimateCallCost(function, overloadID string, target *ch
 			re := e.sizeEstimate(args[0]).MultiplyByCostFactor(common.RegexStringLengthCostFactor)
 			return &checker.CallEstimate{CostEstimate: s.Multiply(re), ResultSize: &checker.SizeEstimate{Min: 0, Max: sz.Max}}
 		}
-	case "cidr", "isIP", "isCIDR", "quantity", "isQuantity":
+	case "cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver":
 		if len(args) >= 1 {
 			return &checker.CallEstimate{CostEstimate: e.sizeEstimate(args[0]).MultiplyByCostFactor(common.StringTraversalCostFactor)}
 		}
@@ -219,12 +219,12 @@ func (e *CostEstimator) EstimateCallCost(function, overloadID string, target *ch
 		}
 	case "format.named", "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
 		"isLinkLocalUnicast", "isGlobalUnicast", "sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan",
-		"isLessThan", "compareTo", "add", "sub", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery":
+		"isLessThan", "compareTo", "add", "sub", "major", "minor", "patch", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery":
 		return unit
 	case "_==_":
 		if len(args) == 2 && args[0].Type().IsExactType(args[1].Type()) {
 			switch t := args[0].Type(); {
-			case t.IsExactType(IPType), t.IsExactType(CIDRType), t.IsExactType(QuantityType):
+			case t.IsExactType(IPType), t.IsExactType(CIDRType), t.IsExactType(QuantityType), t.IsExactType(SemverType):
 				return unit
 			case t.IsExactType(FormatType):
 				// formats have short names

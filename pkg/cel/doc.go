@@ -3,7 +3,7 @@
 //
 // NewBaseEnv returns an environment with the language options and the function
 // libraries Kubernetes offers to expressions (lists, regex, urls, quantity, ip, cidr,
-// format, and cel-go's strings, sets, lists, optional types and two-variable
+// format, semver, and cel-go's strings, sets, lists, optional types and two-variable
 // comprehensions), configured with Kubernetes' runtime cost limit. The environment
 // declares no variables; callers extend it.
 //

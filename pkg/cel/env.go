@@ -62,6 +62,7 @@ func baseEnvOptions() []cel.EnvOption {
 		cel.Lib(ipLib),
 		cel.Lib(cidrLib),
 		cel.Lib(formatLib),
+		cel.Lib(semverLib),
 		cel.Lib(programLib{}),
 	}
 }

@@ -102,6 +102,15 @@ func TestLibraries(t *testing.T) {
 			cidr("10.0.0.0/8").containsCIDR("10.1.0.0/16") && cidr("10.0.0.0/8").containsCIDR(cidr("10.0.0.0/8")) && !cidr("10.1.0.0/16").containsCIDR("10.0.0.0/8")`},
 		{name: "cidr parts", expr: `cidr("10.1.2.3/8").ip() == ip("10.1.2.3") && cidr("10.1.2.3/8").prefixLength() == 8 && cidr("10.1.2.3/8").masked() == cidr("10.0.0.0/8") && string(cidr("::1/128")) == "::1/128"`},
 		{name: "cidr parse error", expr: `cidr("10.0.0.0/99").prefixLength() == 1`, wantErr: "network address parse error"},
+		// semver
+		{name: "semver parse", expr: `isSemver("1.2.3") && isSemver("1.2.3-rc.1+build.5") && !isSemver("1.2") && !isSemver("v1.2.3") && !isSemver("01.2.3") && !isSemver("1.2.3-01")`},
+		{name: "semver normalize", expr: `isSemver("v1.2", true) && semver("v01.2", true) == semver("1.2.0") && !isSemver("1.2-rc", true)`},
+		{name: "semver parts", expr: `semver("1.2.3").major() == 1 && semver("1.2.3").minor() == 2 && semver("1.2.3").patch() == 3`},
+		{name: "semver precedence", expr: `semver("1.0.0-alpha").isLessThan(semver("1.0.0-alpha.1")) && semver("1.0.0-alpha.beta").isLessThan(semver("1.0.0-beta")) &&
+			semver("1.0.0-beta.2").isLessThan(semver("1.0.0-beta.11")) && semver("1.0.0-rc.1").isLessThan(semver("1.0.0")) &&
+			semver("1.10.0").isGreaterThan(semver("1.9.9")) && semver("1.0.0+a").compareTo(semver("1.0.0+b")) == 0 && semver("2.0.0").compareTo(semver("1.0.0")) == 1`},
+		{name: "semver equality ignores build metadata", expr: `semver("1.0.0+a") == semver("1.0.0+b") && semver("1.0.0") != semver("1.0.1")`},
+		{name: "semver of garbage", expr: `semver("1.x.0").major() == 1`, wantErr: "invalid character(s) found in version number"},
 		// format
 		{name: "format valid", expr: `!format.dns1123Label().validate("my-name").hasValue() && !format.dns1123Subdomain().validate("a.b.c").hasValue() && !format.uuid().validate("123e4567-e89b-12d3-a456-426614174000").hasValue()`},
 		{name: "format invalid", expr: `format.dns1123Label().validate("My_Name").hasValue() && format.labelValue().validate("-x").value().size() > 0 && format.byte().validate("!!") == optional.of(["invalid base64"])`},
