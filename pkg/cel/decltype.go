@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Minimal JSON sizes of values, used to bound how many fit in a request.
@@ -208,7 +209,9 @@ func longestEnum(enum []apiextensionsv1.JSON) int64 {
 }
 
 // withTypeAndObjectMeta returns s with apiVersion, kind, metadata.name and
-// metadata.generateName declared as strings, copying s only if needed.
+// metadata.generateName declared as strings, copying s only if needed. Names
+// are at most 253 bytes (generateName 252, leaving room for a suffix), or
+// less if s says so.
 func withTypeAndObjectMeta(s *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
 	p := s.Properties
 	if p != nil && p["kind"].Type == "string" && p["apiVersion"].Type == "string" && p["metadata"].Type == "object" &&
@@ -224,9 +227,20 @@ func withTypeAndObjectMeta(s *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.
 	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
 	out.Properties["kind"] = str
 	out.Properties["apiVersion"] = str
+	meta := p["metadata"].Properties
 	out.Properties["metadata"] = apiextensionsv1.JSONSchemaProps{
-		Type:       "object",
-		Properties: map[string]apiextensionsv1.JSONSchemaProps{"name": str, "generateName": str},
+		Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"name":         cappedString(meta["name"], int64(validation.DNS1123SubdomainMaxLength)),
+			"generateName": cappedString(meta["generateName"], int64(validation.DNS1123SubdomainMaxLength-1)),
+		},
 	}
 	return &out
+}
+
+func cappedString(existing apiextensionsv1.JSONSchemaProps, maxLength int64) apiextensionsv1.JSONSchemaProps {
+	if existing.MaxLength != nil && *existing.MaxLength < maxLength {
+		maxLength = *existing.MaxLength
+	}
+	return apiextensionsv1.JSONSchemaProps{Type: "string", MaxLength: &maxLength}
 }

@@ -89,8 +89,12 @@ properties:
 			t.Errorf("root has no field %s", f)
 		}
 	}
-	if got := fieldNames(root.Fields["metadata"].Type); !cmp.Equal(got, []string{"generateName", "name"}) {
+	meta := root.Fields["metadata"].Type
+	if got := fieldNames(meta); !cmp.Equal(got, []string{"generateName", "name"}) {
 		t.Errorf("metadata fields = %v", got)
+	}
+	if n, g := meta.Fields["name"].Type.MaxElements, meta.Fields["generateName"].Type.MaxElements; n != 4*253 || g != 4*252 {
+		t.Errorf("metadata.name and generateName bounded by %d and %d bytes, want %d and %d", n, g, 4*253, 4*252)
 	}
 	spec := root.Fields["spec"].Type
 	if got, want := fieldNames(spec), []string{"__namespace__", "data", "hosts", "labels", "mode", "name", "port", "raw", "tags", "template", "when"}; !cmp.Equal(got, want) {

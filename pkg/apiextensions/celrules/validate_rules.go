@@ -89,9 +89,13 @@ func (v *ruleChecker) check(fldPath *field.Path, s *apiextensionsv1.JSONSchemaPr
 	if ap := s.AdditionalProperties; ap != nil && ap.Schema != nil {
 		add(v.check(fldPath.Child("additionalProperties"), ap.Schema, childType(t, ap.Schema), childCardinality(s, cardinality), uncorrelatable))
 	}
+	propsUncorrelatable := uncorrelatable
+	if propsUncorrelatable == nil && !mapCorrelatable(s.XMapType) {
+		propsUncorrelatable = fldPath
+	}
 	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
 		p := s.Properties[name]
-		add(v.check(fldPath.Child("properties").Key(name), &p, propertyType(t, name, &p), childCardinality(s, cardinality), uncorrelatable))
+		add(v.check(fldPath.Child("properties").Key(name), &p, propertyType(t, name, &p), childCardinality(s, cardinality), propsUncorrelatable))
 	}
 	if s.Items != nil && s.Items.Schema != nil {
 		sub := uncorrelatable
@@ -295,6 +299,13 @@ func (t *totalCost) observe(p *field.Path, cost uint64) {
 	if len(t.mostExpensive) > 4 {
 		t.mostExpensive = t.mostExpensive[:4]
 	}
+}
+
+// mapCorrelatable reports whether the properties of an object with this
+// x-kubernetes-map-type have old values to correlate with: unset, granular
+// and atomic maps do; an unknown map type does not.
+func mapCorrelatable(mapType *string) bool {
+	return mapType == nil || *mapType == "granular" || *mapType == "atomic"
 }
 
 func hasRules(s *apiextensionsv1.JSONSchemaProps) bool {

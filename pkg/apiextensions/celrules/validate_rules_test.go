@@ -240,6 +240,36 @@ properties:
 			want: []string{spec + `.properties[groups].items.items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ` + spec + ".properties[groups]"},
 		},
 		{
+			name: "transition rule below an object of unknown map type",
+			schema: `type: object
+properties:
+  value:
+    type: object
+    x-kubernetes-map-type: future
+    properties:
+      subfield:
+        type: string
+        maxLength: 10
+        x-kubernetes-validations:
+        - rule: self == oldSelf`,
+			want: []string{spec + `.properties[value].properties[subfield].x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within ` + spec + ".properties[value]"},
+		},
+		{
+			name: "transition rules on atomic and set lists themselves, on map-list items and on map values",
+			schema: `type: object
+properties:
+  atomic: {type: array, maxItems: 10, items: {type: integer}, x-kubernetes-validations: [{rule: self == oldSelf}]}
+  set: {type: array, x-kubernetes-list-type: set, maxItems: 10, items: {type: integer}, x-kubernetes-validations: [{rule: self == oldSelf}]}
+  granular:
+    type: object
+    x-kubernetes-map-type: granular
+    additionalProperties: {type: string, maxLength: 10, x-kubernetes-validations: [{rule: self == oldSelf}]}`,
+		},
+		{
+			name:   "metadata.name and generateName are bounded by the name length limit",
+			schema: `type: object`,
+		},
+		{
 			name: "optionalOldSelf without oldSelf",
 			schema: `type: object
 x-kubernetes-validations:
@@ -281,6 +311,100 @@ x-kubernetes-validations:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := errorStrings(ValidateRules(schemaPath, mustSchema(t, specSchema(tt.schema))))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestValidateRulesCosts covers cost limits on whole schemas, the way
+// kube-apiserver's own tests of them do.
+func TestValidateRulesCosts(t *testing.T) {
+	const root = "spec.versions[0].schema.openAPIV3Schema"
+	tests := []struct {
+		name   string
+		schema string
+		want   []string
+	}{
+		{
+			name: "names of the resource fit the budget",
+			schema: `type: object
+x-kubernetes-validations:
+- rule: self.metadata.name.contains(self.metadata.name) && self.metadata.generateName.contains(self.metadata.generateName)`,
+		},
+		{
+			name: "nested loops over a short list of short strings",
+			schema: `type: object
+properties:
+  f:
+    type: array
+    maxItems: 5
+    items: {type: string, maxLength: 5}
+    x-kubernetes-validations:
+    - rule: self.all(x, self.exists_one(y, x.lowerAscii() == y.lowerAscii()))`,
+		},
+		{
+			// 3 MiB strings concatenated 7 times: 0.1 * 3145726 * (2+3+...+8)
+			name: "messageExpression over the per-expression limit",
+			schema: `type: object
+properties:
+  f:
+    type: array
+    items: {type: string}
+    x-kubernetes-validations:
+    - rule: "true"
+      messageExpression: self[0] + self[1] + self[2] + self[3] + self[4] + self[5] + self[6] + self[7]`,
+			want: []string{root + ".properties[f].x-kubernetes-validations[0].messageExpression: Forbidden: estimated messageExpression cost exceeds budget by factor of 1.101006x" + costHint},
+		},
+		{
+			name: "messageExpression over the per-CRD limit",
+			schema: `type: object
+properties:
+  f:
+    type: array
+    items: {type: string}
+    x-kubernetes-validations:
+    - rule: "true"
+      messageExpression: string(self[0]) + string(self[1]) + string(self[2])`,
+			want: []string{
+				root + ".properties[f].x-kubernetes-validations[0].messageExpression: Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x" + costHint,
+				root + ".properties[f].x-kubernetes-validations[0].messageExpression: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+				root + ": Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x" + costHint,
+			},
+		},
+		{
+			name: "total over the per-CRD limit",
+			schema: `type: object
+properties:
+  list:
+    type: array
+    maxItems: 100000
+    items:
+      type: string
+      maxLength: 5000
+      x-kubernetes-validations: [{rule: "self.contains('keyword')"}]
+  map:
+    type: object
+    maxProperties: 1000
+    additionalProperties:
+      type: string
+      maxLength: 5000
+      x-kubernetes-validations: [{rule: "self.contains('keyword')"}]
+  field:
+    type: integer
+    x-kubernetes-validations: [{rule: self > 50 && self < 100}]`,
+			want: []string{
+				root + ".properties[list].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 20.0x" + costHint,
+				root + ".properties[list].items.x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+				root + ".properties[map].additionalProperties.x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+				root + ": Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 2.0x" + costHint,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := errorStrings(ValidateRules(schemaPath, mustSchema(t, tt.schema)))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}

@@ -42,6 +42,9 @@ type node struct {
 	// mapKeys are the x-kubernetes-list-map-keys of a list-type=map list,
 	// which correlate its items with the old ones.
 	mapKeys []string
+	// uncorrelatable is set for objects of an unknown x-kubernetes-map-type,
+	// whose properties have no old values.
+	uncorrelatable bool
 }
 
 // NewValidator compiles the rules of schema s, the root of a custom
@@ -63,7 +66,7 @@ func buildNode(base *cel.Env, s *apiextensionsv1.JSONSchemaProps, t *kcel.DeclTy
 	if !hasRules(s) {
 		return nil
 	}
-	n := &node{typ: s.Type, declType: t}
+	n := &node{typ: s.Type, declType: t, uncorrelatable: !mapCorrelatable(s.XMapType)}
 	if len(s.XValidations) > 0 {
 		if t == nil {
 			n.compileErr = fmt.Errorf("failed to convert to declType for CEL validation rules")
@@ -132,7 +135,7 @@ func (n *node) validate(ctx context.Context, fldPath *field.Path, obj, old any, 
 				continue
 			}
 			var oldV any
-			if oldMap != nil {
+			if oldMap != nil && !n.uncorrelatable {
 				oldV = oldMap[k]
 			}
 			path := fldPath.Child(k)
