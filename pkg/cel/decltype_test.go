@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -191,6 +192,36 @@ properties:
 			}
 		})
 	}
+	t.Run("set and map list semantics", func(t *testing.T) {
+		for _, expr := range []string{
+			`self.tags == ['b', 'a'] && self.tags != ['a']`,
+			`self.tags + ['c', 'a'] == ['a', 'b', 'c'] && (self.tags + ['c', 'a'])[2] == 'c'`,
+			`self.ports == [self.ports[1], self.ports[0]]`,
+			`size(self.ports + [self.ports[0]]) == 2`,
+			`(self.ports + [self.ports[0]]) == self.ports`,
+		} {
+			ast, iss := env.Compile(expr)
+			if iss.Err() != nil {
+				t.Fatalf("%s: %v", expr, iss.Err())
+			}
+			prog, err := env.Program(ast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _, err := prog.Eval(map[string]any{"self": dt.Value(obj)})
+			if err != nil || v != types.True {
+				t.Errorf("%s = %v, %v", expr, v, err)
+			}
+		}
+	})
+	t.Run("map list + replaces items by key", func(t *testing.T) {
+		pt := dt.Fields["ports"].Type
+		merged := pt.Value(obj["ports"]).(traits.Adder).Add(pt.Value([]any{map[string]any{"name": "http", "port": int64(8080)}}))
+		want := pt.Value([]any{map[string]any{"name": "http", "port": int64(8080)}, map[string]any{"name": "https", "port": int64(443)}})
+		if merged.Equal(want) != types.True {
+			t.Errorf("merged = %v", merged)
+		}
+	})
 	t.Run("set and map lists compare regardless of order", func(t *testing.T) {
 		tags, otherTags := dt.Fields["tags"].Type.Value(obj["tags"]), dt.Fields["tags"].Type.Value(other["tags"])
 		if tags.Equal(otherTags) != types.True {
