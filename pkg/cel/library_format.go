@@ -11,10 +11,9 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 )
 
-// Formats are the named formats of the format library, by the name CEL
+// formats are the named formats of the format library, by the name CEL
 // expressions use: format.<name>() and format.named("<name>").
-// The map must not be modified.
-var Formats = map[string]*Format{
+var formats = map[string]*Format{
 	"dns1123Label":           {Name: "DNS1123Label", MaxRegexSize: 30, ValidateFunc: func(s string) []string { return apimachineryvalidation.NameIsDNSLabel(s, false) }},
 	"dns1123Subdomain":       {Name: "DNS1123Subdomain", MaxRegexSize: 60, ValidateFunc: func(s string) []string { return apimachineryvalidation.NameIsDNSSubdomain(s, false) }},
 	"dns1035Label":           {Name: "DNS1035Label", MaxRegexSize: 30, ValidateFunc: func(s string) []string { return apimachineryvalidation.NameIsDNS1035Label(s, false) }},
@@ -35,7 +34,7 @@ var Formats = map[string]*Format{
 	"datetime": {Name: "datetime", MaxRegexSize: len(strfmt.DateTimePattern), ValidateFunc: strfmtCheck("datetime", "invalid datetime")},
 }
 
-// maxNameFormatRegexSize bounds MaxRegexSize over Formats; it prices
+// maxNameFormatRegexSize bounds MaxRegexSize over formats; it prices
 // validate() when the format is not known statically.
 const maxNameFormatRegexSize = 128
 
@@ -63,14 +62,14 @@ func formatFuncs() []cel.EnvOption {
 				if !ok {
 					return types.MaybeNoSuchOverloadErr(v)
 				}
-				f, ok := Formats[s]
+				f, ok := formats[s]
 				if !ok {
 					return types.OptionalNone
 				}
 				return types.OptionalOf(f)
 			}))),
 	}
-	for name, f := range Formats {
+	for name, f := range formats {
 		fn := "format." + name
 		opts = append(opts, cel.Function(fn, cel.Overload(fn, nil, FormatType,
 			cel.FunctionBinding(func(...ref.Val) ref.Val { return f }))))

@@ -25,15 +25,22 @@ type Semver struct {
 
 var _ ref.Val = Semver{}
 
+// ConvertToNative returns the Semver, or its string form.
 func (v Semver) ConvertToNative(t reflect.Type) (any, error) {
 	if reflect.TypeOf("").AssignableTo(t) {
 		return v.String(), nil
 	}
 	return convertToNative(v, t)
 }
+
+// ConvertToType converts to the version's own type or to type.
 func (v Semver) ConvertToType(t ref.Type) ref.Val { return convertToType(v, t) }
-func (v Semver) Type() ref.Type                   { return SemverType }
-func (v Semver) Value() any                       { return v }
+
+// Type is SemverType.
+func (v Semver) Type() ref.Type { return SemverType }
+
+// Value is the Semver itself.
+func (v Semver) Value() any { return v }
 
 // Equal reports whether two versions have the same precedence.
 func (v Semver) Equal(other ref.Val) ref.Val {

@@ -46,10 +46,17 @@ type Quantity struct{ *resource.Quantity }
 
 var _ ref.Val = Quantity{}
 
+// ConvertToNative returns the *resource.Quantity.
 func (q Quantity) ConvertToNative(t reflect.Type) (any, error) { return convertToNative(q.Quantity, t) }
-func (q Quantity) ConvertToType(t ref.Type) ref.Val            { return convertToType(q, t) }
-func (q Quantity) Type() ref.Type                              { return QuantityType }
-func (q Quantity) Value() any                                  { return q.Quantity }
+
+// ConvertToType converts to the quantity's own type or to type.
+func (q Quantity) ConvertToType(t ref.Type) ref.Val { return convertToType(q, t) }
+
+// Type is QuantityType.
+func (q Quantity) Type() ref.Type { return QuantityType }
+
+// Value is the *resource.Quantity.
+func (q Quantity) Value() any { return q.Quantity }
 
 // Equal reports whether two quantities are numerically equal ("1" == "1000m").
 func (q Quantity) Equal(other ref.Val) ref.Val {
@@ -65,15 +72,22 @@ type URL struct{ *url.URL }
 
 var _ ref.Val = URL{}
 
+// ConvertToNative returns the *url.URL, or its string form.
 func (u URL) ConvertToNative(t reflect.Type) (any, error) {
 	if reflect.TypeOf("").AssignableTo(t) {
 		return u.URL.String(), nil
 	}
 	return convertToNative(u.URL, t)
 }
+
+// ConvertToType converts to the URL's own type or to type.
 func (u URL) ConvertToType(t ref.Type) ref.Val { return convertToType(u, t) }
-func (u URL) Type() ref.Type                   { return URLType }
-func (u URL) Value() any                       { return u.URL }
+
+// Type is URLType.
+func (u URL) Type() ref.Type { return URLType }
+
+// Value is the *url.URL.
+func (u URL) Value() any { return u.URL }
 
 // Equal compares the URLs' string forms.
 func (u URL) Equal(other ref.Val) ref.Val {
@@ -89,9 +103,14 @@ type IP struct{ netip.Addr }
 
 var _ ref.Val = IP{}
 
+// ConvertToNative returns the netip.Addr.
 func (ip IP) ConvertToNative(t reflect.Type) (any, error) { return convertToNative(ip.Addr, t) }
-func (ip IP) Type() ref.Type                              { return IPType }
-func (ip IP) Value() any                                  { return ip.Addr }
+
+// Type is IPType.
+func (ip IP) Type() ref.Type { return IPType }
+
+// Value is the netip.Addr.
+func (ip IP) Value() any { return ip.Addr }
 
 // ConvertToType converts to string as well as to the IP's own type.
 func (ip IP) ConvertToType(t ref.Type) ref.Val {
@@ -118,9 +137,14 @@ type CIDR struct{ netip.Prefix }
 
 var _ ref.Val = CIDR{}
 
+// ConvertToNative returns the netip.Prefix.
 func (c CIDR) ConvertToNative(t reflect.Type) (any, error) { return convertToNative(c.Prefix, t) }
-func (c CIDR) Type() ref.Type                              { return CIDRType }
-func (c CIDR) Value() any                                  { return c.Prefix }
+
+// Type is CIDRType.
+func (c CIDR) Type() ref.Type { return CIDRType }
+
+// Value is the netip.Prefix.
+func (c CIDR) Value() any { return c.Prefix }
 
 // ConvertToType converts to string as well as to the CIDR's own type.
 func (c CIDR) ConvertToType(t ref.Type) ref.Val {
@@ -153,10 +177,17 @@ type Format struct {
 
 var _ ref.Val = &Format{}
 
+// ConvertToNative returns the *Format.
 func (f *Format) ConvertToNative(t reflect.Type) (any, error) { return convertToNative(f, t) }
-func (f *Format) ConvertToType(t ref.Type) ref.Val            { return convertToType(f, t) }
-func (f *Format) Type() ref.Type                              { return FormatType }
-func (f *Format) Value() any                                  { return f }
+
+// ConvertToType converts to the format's own type or to type.
+func (f *Format) ConvertToType(t ref.Type) ref.Val { return convertToType(f, t) }
+
+// Type is FormatType.
+func (f *Format) Type() ref.Type { return FormatType }
+
+// Value is the *Format itself.
+func (f *Format) Value() any { return f }
 
 // Equal compares format names.
 func (f *Format) Equal(other ref.Val) ref.Val {
