@@ -106,5 +106,6 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 		_ = v.Validate(context.Background(), nil, obj, old)
+		_, _ = v.ValidateRatcheting(context.Background(), nil, obj, old)
 	})
 }

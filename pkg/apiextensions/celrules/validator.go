@@ -22,6 +22,8 @@ import (
 // custom resources. It is immutable and safe for concurrent use.
 type Validator struct {
 	root *node
+	// schema is the root schema, which ratcheting walks to correlate values.
+	schema *apiextensionsv1.JSONSchemaProps
 }
 
 // node holds the compiled rules of one schema node and the nodes below it
@@ -59,7 +61,7 @@ func NewValidator(s *apiextensionsv1.JSONSchemaProps) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)
 	}
-	return &Validator{root: buildNode(base, s, kcel.SchemaDeclType(rootTypeName, s, true))}, nil
+	return &Validator{root: buildNode(base, s, kcel.SchemaDeclType(rootTypeName, s, true)), schema: s}, nil
 }
 
 func buildNode(base *cel.Env, s *apiextensionsv1.JSONSchemaProps, t *kcel.DeclType) *node {
@@ -110,17 +112,41 @@ func (v *Validator) Validate(ctx context.Context, fldPath *field.Path, obj, old 
 	if v == nil {
 		return nil
 	}
-	errs, _ := v.root.validate(ctx, fldPath, obj, old, kcel.RuntimeCostBudget)
-	return errs
+	r := &run{budget: kcel.RuntimeCostBudget}
+	return v.root.validate(ctx, r, fldPath, obj, old, ratchet{})
 }
 
-func (n *node) validate(ctx context.Context, fldPath *field.Path, obj, old any, budget int64) (field.ErrorList, int64) {
-	if n == nil || obj == nil {
-		return nil, budget
+// ValidateRatcheting is Validate for updates as kube-apiserver performs them
+// (CRDValidationRatcheting): a failed rule that does not use oldSelf, on a
+// value that is unchanged from its correlated old value, is returned as a
+// warning instead of an error, so objects stay updatable after their
+// schema's rules tighten. A value is unchanged when it equals its old value
+// property by property, list-type=map lists item by key, other lists as a
+// whole. apiVersion and kind at the root are never ratcheted.
+func (v *Validator) ValidateRatcheting(ctx context.Context, fldPath *field.Path, obj, old any) (errs field.ErrorList, warnings []string) {
+	if v == nil {
+		return nil, nil
 	}
-	errs, budget := n.validateRules(ctx, fldPath, obj, old, budget)
-	if budget < 0 {
-		return errs, budget
+	r := &run{budget: kcel.RuntimeCostBudget}
+	rt := ratchet{current: &correlation{schema: v.schema, value: obj, old: old}}
+	errs = v.root.validate(ctx, r, fldPath, obj, old, rt)
+	return errs, r.warnings
+}
+
+// run is the state of one validation: the cost budget left (negative once
+// exhausted, which stops everything) and the warnings collected.
+type run struct {
+	budget   int64
+	warnings []string
+}
+
+func (n *node) validate(ctx context.Context, r *run, fldPath *field.Path, obj, old any, rt ratchet) field.ErrorList {
+	if n == nil || obj == nil {
+		return nil
+	}
+	errs := n.validateRules(ctx, r, fldPath, obj, old, rt)
+	if r.budget < 0 {
+		return errs
 	}
 	switch obj := obj.(type) {
 	case map[string]any:
@@ -142,43 +168,46 @@ func (n *node) validate(ctx context.Context, fldPath *field.Path, obj, old any, 
 			if n.properties == nil {
 				path = fldPath.Key(k)
 			}
-			var childErrs field.ErrorList
-			childErrs, budget = child.validate(ctx, path, obj[k], oldV, budget)
-			errs = append(errs, childErrs...)
-			if budget < 0 {
-				return errs, budget
+			errs = append(errs, child.validate(ctx, r, path, obj[k], oldV, rt.key(k))...)
+			if r.budget < 0 {
+				return errs
 			}
 		}
 	case []any:
 		if n.items == nil {
-			return errs, budget
+			return errs
 		}
 		oldList, _ := old.([]any)
-		var oldByKey map[string]any
-		if len(n.mapKeys) > 0 && len(oldList) > 0 {
-			oldByKey = make(map[string]any, len(oldList))
-			for _, o := range oldList {
-				if k, ok := listMapKey(n.mapKeys, o); ok {
-					if _, dup := oldByKey[k]; !dup {
-						oldByKey[k] = o
-					}
-				}
-			}
-		}
+		oldByKey := indexByKey(n.mapKeys, oldList)
 		for i, item := range obj {
 			var oldItem any
 			if k, ok := listMapKey(n.mapKeys, item); ok && oldByKey != nil {
 				oldItem = oldByKey[k]
 			}
-			var childErrs field.ErrorList
-			childErrs, budget = n.items.validate(ctx, fldPath.Index(i), item, oldItem, budget)
-			errs = append(errs, childErrs...)
-			if budget < 0 {
-				return errs, budget
+			errs = append(errs, n.items.validate(ctx, r, fldPath.Index(i), item, oldItem, rt.index(i))...)
+			if r.budget < 0 {
+				return errs
 			}
 		}
 	}
-	return errs, budget
+	return errs
+}
+
+// indexByKey maps the composite keys of list-type=map items to the first
+// item with that key; nil without keys or items.
+func indexByKey(keys []string, items []any) map[string]any {
+	if len(keys) == 0 || len(items) == 0 {
+		return nil
+	}
+	byKey := make(map[string]any, len(items))
+	for _, o := range items {
+		if k, ok := listMapKey(keys, o); ok {
+			if _, dup := byKey[k]; !dup {
+				byKey[k] = o
+			}
+		}
+	}
+	return byKey
 }
 
 // listMapKey returns the composite key of a list-type=map item: the values
@@ -207,16 +236,17 @@ func listMapKey(keys []string, item any) (string, bool) {
 	return b.String(), true
 }
 
-func (n *node) validateRules(ctx context.Context, fldPath *field.Path, obj, old any, budget int64) (field.ErrorList, int64) {
+func (n *node) validateRules(ctx context.Context, r *run, fldPath *field.Path, obj, old any, rt ratchet) field.ErrorList {
 	var errs field.ErrorList
 	if n.compileErr != nil {
-		return field.ErrorList{field.Invalid(fldPath, n.typ, fmt.Sprintf("rule compiler initialization error: %v", n.compileErr))}, budget
+		return field.ErrorList{field.Invalid(fldPath, n.typ, fmt.Sprintf("rule compiler initialization error: %v", n.compileErr))}
 	}
 	if len(n.rules) == 0 {
-		return nil, budget
+		return nil
 	}
-	if budget <= 0 {
-		return field.ErrorList{field.Invalid(fldPath, n.typ, outOfBudget)}, -1
+	if r.budget <= 0 {
+		r.budget = -1
+		return field.ErrorList{field.Invalid(fldPath, n.typ, outOfBudget)}
 	}
 	self := n.declType.Value(obj)
 	act := &activation{self: self}
@@ -243,17 +273,19 @@ func (n *node) validateRules(ctx context.Context, fldPath *field.Path, obj, old 
 		}
 		result, details, err := c.program.ContextEval(ctx, ruleAct)
 		cost := actualCost(details)
-		if cost > uint64(budget) {
-			return append(errs, field.Invalid(fldPath, n.typ, outOfBudget)), -1
+		if cost > uint64(r.budget) {
+			r.budget = -1
+			return append(errs, field.Invalid(fldPath, n.typ, outOfBudget))
 		}
-		budget -= int64(cost)
+		r.budget -= int64(cost)
 		if err != nil {
 			msg := err.Error()
 			switch {
 			case strings.HasPrefix(msg, "no such overload"):
 				errs = append(errs, field.Invalid(fldPath, n.typ, fmt.Sprintf("'%v': call arguments did not match a supported operator, function or macro signature for rule: %v", err, ruleErrorString(c.rule))))
 			case strings.HasPrefix(msg, "operation cancelled: actual cost limit exceeded"):
-				return append(errs, field.Invalid(fldPath, n.typ, fmt.Sprintf("'%v': no further validation rules will be run due to call cost exceeds limit for rule: %v", err, ruleErrorString(c.rule)))), -1
+				r.budget = -1
+				return append(errs, field.Invalid(fldPath, n.typ, fmt.Sprintf("'%v': no further validation rules will be run due to call cost exceeds limit for rule: %v", err, ruleErrorString(c.rule))))
 			default:
 				errs = append(errs, field.Invalid(fldPath, n.typ, fmt.Sprintf("%v evaluating rule: %v", err, ruleErrorString(c.rule))))
 			}
@@ -266,15 +298,27 @@ func (n *node) validateRules(ctx context.Context, fldPath *field.Path, obj, old 
 		if c.fieldPath != "" {
 			path = path.Child(c.fieldPath)
 		}
+		// Errors of rules that cannot see the old value are ratcheted:
+		// reported as warnings when the value did not change.
+		report := func(e *field.Error) {
+			if !c.usesOldSelf && rt.unchanged() {
+				r.warnings = append(r.warnings, e.Error())
+				return
+			}
+			errs = append(errs, e)
+		}
 		detail, ok := "", false
 		if c.message != nil {
-			var msgErr *messageError
-			detail, budget, msgErr = evalMessage(ctx, c, ruleAct, budget)
+			// Kubernetes evaluates messages with the rule's activation
+			// minus optionalOldSelf; kplane uses the rule's own, so
+			// messages of optionalOldSelf rules can read oldSelf too.
+			msg, msgErr := evalMessage(ctx, r, c, ruleAct)
 			switch {
 			case msgErr == nil:
-				ok = true
+				detail, ok = msg, true
 			case msgErr.fatal:
-				return append(errs, field.Invalid(path, n.typ, msgErr.msg)), -1
+				report(field.Invalid(path, n.typ, msgErr.msg))
+				return errs
 			}
 			// other messageExpression failures fall back to the message
 		}
@@ -285,9 +329,9 @@ func (n *node) validateRules(ctx context.Context, fldPath *field.Path, obj, old 
 		if n.typ == "object" || n.typ == "array" {
 			value = field.OmitValueType{}
 		}
-		errs = append(errs, fieldErrorForReason(path, value, detail, c.rule.Reason))
+		report(fieldErrorForReason(path, value, detail, c.rule.Reason))
 	}
-	return errs, budget
+	return errs
 }
 
 const outOfBudget = "validation failed due to running out of cost budget, no further validation rules will be run"
@@ -310,35 +354,36 @@ type messageError struct {
 	fatal bool
 }
 
-// evalMessage evaluates a rule's messageExpression and returns the message
-// and the remaining budget.
-func evalMessage(ctx context.Context, c compiledRule, act interpreter.Activation, budget int64) (string, int64, *messageError) {
+// evalMessage evaluates a rule's messageExpression, charging r's budget.
+func evalMessage(ctx context.Context, r *run, c compiledRule, act interpreter.Activation) (string, *messageError) {
 	result, details, err := c.message.ContextEval(ctx, act)
 	cost := actualCost(details)
-	if cost > uint64(budget) {
-		return "", -1, &messageError{msg: "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run", fatal: true}
+	if cost > uint64(r.budget) {
+		r.budget = -1
+		return "", &messageError{msg: "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run", fatal: true}
 	}
-	budget -= int64(cost)
+	r.budget -= int64(cost)
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "operation cancelled: actual cost limit exceeded") {
-			return "", -1, &messageError{msg: fmt.Sprintf("no further validation rules will be run due to call cost exceeds limit for messageExpression: %q", c.rule.MessageExpression), fatal: true}
+			r.budget = -1
+			return "", &messageError{msg: fmt.Sprintf("no further validation rules will be run due to call cost exceeds limit for messageExpression: %q", c.rule.MessageExpression), fatal: true}
 		}
-		return "", budget, &messageError{msg: "messageExpression evaluation failed due to: " + err.Error()}
+		return "", &messageError{msg: "messageExpression evaluation failed due to: " + err.Error()}
 	}
 	s, ok := result.Value().(string)
 	if !ok {
-		return "", budget, &messageError{msg: "messageExpression failed to convert to string"}
+		return "", &messageError{msg: "messageExpression failed to convert to string"}
 	}
 	s = strings.TrimSpace(s)
 	switch {
 	case len(s) > kcel.MaxMessageExpressionSizeBytes:
-		return "", budget, &messageError{msg: fmt.Sprintf("messageExpression beyond allowable length of %d", kcel.MaxMessageExpressionSizeBytes)}
+		return "", &messageError{msg: fmt.Sprintf("messageExpression beyond allowable length of %d", kcel.MaxMessageExpressionSizeBytes)}
 	case strings.Contains(s, "\n"):
-		return "", budget, &messageError{msg: "messageExpression should not contain line breaks"}
+		return "", &messageError{msg: "messageExpression should not contain line breaks"}
 	case s == "":
-		return "", budget, &messageError{msg: "messageExpression should evaluate to a non-empty string"}
+		return "", &messageError{msg: "messageExpression should evaluate to a non-empty string"}
 	}
-	return s, budget, nil
+	return s, nil
 }
 
 func fieldErrorForReason(p *field.Path, value any, detail string, reason *apiextensionsv1.FieldValueErrorReason) *field.Error {
