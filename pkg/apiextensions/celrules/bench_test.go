@@ -15,7 +15,7 @@ properties:
   gatewayClassName:
     type: string
     maxLength: 253
-    x-kubernetes-validations: [{rule: self == oldSelf, message: Value is immutable}]
+    x-kubernetes-validations: [{rule: self == oldSelf, message: field is immutable}]
   listeners:
     type: array
     maxItems: 64

@@ -98,7 +98,7 @@ properties:
     type: string
     x-kubernetes-validations:
     - rule: self == oldSelf
-      message: Value is immutable`,
+      message: field is immutable`,
 			obj: `{controllerName: example.com/b}`,
 		},
 		{
@@ -109,10 +109,10 @@ properties:
     type: string
     x-kubernetes-validations:
     - rule: self == oldSelf
-      message: Value is immutable`,
+      message: field is immutable`,
 			obj:  `{controllerName: example.com/b}`,
 			old:  `{controllerName: example.com/a}`,
-			want: []string{`spec.controllerName: Invalid value: "example.com/b": Value is immutable`},
+			want: []string{`spec.controllerName: Invalid value: "example.com/b": field is immutable`},
 		},
 		{
 			name: "transition rule is skipped when the old value is absent",
