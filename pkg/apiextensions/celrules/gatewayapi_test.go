@@ -3,6 +3,8 @@ package celrules
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -155,5 +157,88 @@ func TestGatewayAPIGatewayClassImmutable(t *testing.T) {
 	want := []string{`spec.controllerName: Invalid value: "example.com/b": field is immutable`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("update (-want +got):\n%s", diff)
+	}
+}
+
+// TestGatewayAPIHTTPRoute evaluates HTTPRoute rules on cases the Gateway API
+// project checks against kube-apiserver. As there, each wanted message must
+// be in one of the errors; and no other errors may occur. The objects carry
+// the values defaulting would add (matches, backendRef group and kind).
+func TestGatewayAPIHTTPRoute(t *testing.T) {
+	v := gatewayAPIValidator(t, "gateway-api-httproutes.yaml")
+	tooManyMatches := func() string {
+		rule := `{matches: [` + strings.Repeat(`{path: {type: PathPrefix, value: /}},`, 9) + `]}`
+		return `{rules: [` + strings.Repeat(rule+",", 16) + `]}`
+	}
+	tests := []struct {
+		name string
+		spec string
+		want []string
+	}{
+		{
+			name: "valid",
+			spec: `{rules: [{matches: [{path: {type: PathPrefix, value: /foo}}], backendRefs: [{group: "", kind: Service, name: svc, port: 80}]}]}`,
+		},
+		{
+			name: "path does not start with /",
+			spec: `{rules: [{matches: [{path: {type: PathPrefix, value: foo}}]}]}`,
+			want: []string{"value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']"},
+		},
+		{
+			name: "path ends with /.",
+			spec: `{rules: [{matches: [{path: {type: PathPrefix, value: /.}}]}]}`,
+			want: []string{"must not end with '/.' when type one of ['Exact', 'PathPrefix']"},
+		},
+		{
+			name: "path contains /./",
+			spec: `{rules: [{matches: [{path: {type: Exact, value: /foo/./bar}}]}]}`,
+			want: []string{"must not contain '/./' when type one of ['Exact', 'PathPrefix']"},
+		},
+		{
+			name: "Service backendRef without port",
+			spec: `{rules: [{matches: [{path: {type: PathPrefix, value: /}}], backendRefs: [{group: "", kind: Service, name: svc}]}]}`,
+			want: []string{"Must have port for Service reference"},
+		},
+		{
+			name: "filter type without its configuration, and a configuration of another type",
+			spec: `{rules: [{matches: [{path: {type: PathPrefix, value: /}}], filters: [{type: RequestHeaderModifier, requestMirror: {backendRef: {group: "", kind: Service, name: svc, port: 80}}}]}]}`,
+			want: []string{
+				"filter.requestHeaderModifier must be specified for RequestHeaderModifier filter.type",
+				"filter.requestMirror must be nil if the filter.type is not RequestMirror",
+			},
+		},
+		{
+			name: "repeated URLRewrite filter",
+			spec: `{rules: [{matches: [{path: {type: PathPrefix, value: /}}], filters: [{type: URLRewrite, urlRewrite: {hostname: a.com}}, {type: URLRewrite, urlRewrite: {hostname: b.com}}]}]}`,
+			want: []string{"URLRewrite filter cannot be repeated"},
+		},
+		{
+			name: "RequestRedirect together with backendRefs",
+			spec: `{rules: [{matches: [{path: {type: PathPrefix, value: /}}], filters: [{type: RequestRedirect, requestRedirect: {scheme: https}}], backendRefs: [{group: "", kind: Service, name: svc, port: 80}]}]}`,
+			want: []string{"RequestRedirect filter must not be used together with backendRefs"},
+		},
+		{
+			name: "more than 128 matches across rules",
+			spec: tooManyMatches(),
+			want: []string{"total number of matches across all rules in a route must be less than 128"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := map[string]any{
+				"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+				"metadata": map[string]any{"name": "foo", "namespace": "default"},
+				"spec":     mustObject(t, tt.spec),
+			}
+			got := errorStrings(v.Validate(context.Background(), nil, obj, nil))
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d errors, want %d:\n%s", len(got), len(tt.want), strings.Join(got, "\n"))
+			}
+			for _, w := range tt.want {
+				if !slices.ContainsFunc(got, func(e string) bool { return strings.Contains(e, w) }) {
+					t.Errorf("no error contains %q:\n%s", w, strings.Join(got, "\n"))
+				}
+			}
+		})
 	}
 }
