@@ -141,6 +141,7 @@ type run struct {
 }
 
 func (n *node) validate(ctx context.Context, r *run, fldPath *field.Path, obj, old any, rt ratchet) field.ErrorList {
+	obj, old = untypedNil(obj), untypedNil(old)
 	if n == nil || obj == nil {
 		return nil
 	}
@@ -191,6 +192,22 @@ func (n *node) validate(ctx context.Context, r *run, fldPath *field.Path, obj, o
 		}
 	}
 	return errs
+}
+
+// untypedNil turns nil maps and slices into nil, so that a caller's
+// map[string]any(nil) old object counts as no old object.
+func untypedNil(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return nil
+		}
+	case []any:
+		if v == nil {
+			return nil
+		}
+	}
+	return v
 }
 
 // indexByKey maps the composite keys of list-type=map items to the first

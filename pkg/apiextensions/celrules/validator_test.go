@@ -577,6 +577,26 @@ spec: {template: {apiVersion: v1, kind: Service, metadata: {name: x}, spec: {}}}
 	}
 }
 
+func TestValidateTypedNilOld(t *testing.T) {
+	v, err := NewValidator(mustSchema(t, specSchema(`type: object
+properties:
+  a: {type: string}
+x-kubernetes-validations:
+- rule: self.a == oldSelf.a
+  message: a is immutable`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{"spec": map[string]any{"a": "x"}}
+	var noOld map[string]any
+	if errs := v.Validate(context.Background(), nil, obj, noOld); len(errs) > 0 {
+		t.Errorf("a nil old map is a create, got %v", errs)
+	}
+	if errs := v.Validate(context.Background(), nil, obj, map[string]any{"spec": map[string]any(nil)}); len(errs) > 0 {
+		t.Errorf("a nil old spec has nothing to compare, got %v", errs)
+	}
+}
+
 func TestNewValidatorWithoutRules(t *testing.T) {
 	v, err := NewValidator(mustSchema(t, `{type: object, properties: {spec: {type: object}}}`))
 	if err != nil || v != nil {
