@@ -52,7 +52,8 @@ type node struct {
 // NewValidator compiles the rules of schema s, the root of a custom
 // resource. It returns nil, nil if s has no rules. Rules that do not compile
 // (which ValidateRules rejects when the CRD is written) are reported by
-// Validate each time, as kube-apiserver does.
+// Validate each time, as kube-apiserver does. The Validator keeps s, which
+// must not be modified afterwards.
 func NewValidator(s *apiextensionsv1.JSONSchemaProps) (*Validator, error) {
 	if !hasRules(s) {
 		return nil, nil
