@@ -230,9 +230,11 @@ func (e *CostEstimator) EstimateCallCost(function, overloadID string, target *ch
 				// formats have short names
 				return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 64}.MultiplyByCostFactor(common.StringTraversalCostFactor)}
 			case t.IsExactType(URLType):
+				// Kubernetes bounds URL equality by the right-hand side's
+				// size alone; kept so that estimates agree.
 				size := checker.SizeEstimate{Min: 1, Max: 1}
-				if l, r := args[0].ComputedSize(), args[1].ComputedSize(); l != nil && r != nil {
-					size = l.Union(*r)
+				if r := args[1].ComputedSize(); r != nil {
+					size = r.Union(*r)
 				}
 				return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: size.Max}.MultiplyByCostFactor(common.StringTraversalCostFactor)}
 			}
