@@ -11,8 +11,8 @@ import (
 )
 
 // Value converts a JSON-decoded value (map[string]any, []any, string,
-// int64, float64, bool, nil) of type t to a CEL value. Only exposed fields of
-// objects are kept, under their escaped names; numbers follow the schema
+// int64, float64, bool, nil) of type t to a CEL value. Only exposed, non-null
+// fields of objects are kept, under their escaped names; numbers follow the schema
 // (integer or number); formatted strings are parsed, and a string that does
 // not parse becomes an error value, reported if an expression reads it.
 // x-kubernetes-list-type set and map lists compare equal regardless of order
@@ -34,7 +34,9 @@ func (t *DeclType) Value(v any) ref.Val {
 		}
 		out := make(map[ref.Val]ref.Val, len(t.Fields))
 		for name, f := range t.Fields {
-			if fv, ok := m[f.Name]; ok {
+			// a property set to null is absent, as in Kubernetes; null
+			// map values and list items stay null
+			if fv, ok := m[f.Name]; ok && fv != nil {
 				out[types.String(name)] = f.Type.Value(fv)
 			}
 		}

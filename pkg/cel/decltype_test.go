@@ -236,6 +236,30 @@ properties:
 			t.Error("map lists with a changed item are equal")
 		}
 	})
+	t.Run("null properties are absent, null items and values are null", func(t *testing.T) {
+		nt := SchemaDeclType("n", mustSchema(t, `
+type: object
+properties:
+  s: {type: string, nullable: true}
+  m: {type: object, additionalProperties: {type: string, nullable: true}}
+  l: {type: array, items: {type: string, nullable: true}}
+`), false)
+		nenv := selfEnv(t, nt)
+		self := nt.Value(map[string]any{"s": nil, "m": map[string]any{"a": nil}, "l": []any{nil, "x"}})
+		for _, expr := range []string{`!has(self.s)`, `'a' in self.m && type(self.m['a']) == null_type`, `self.l.size() == 2 && type(self.l[0]) == null_type`} {
+			ast, iss := nenv.Compile(expr)
+			if iss.Err() != nil {
+				t.Fatalf("%s: %v", expr, iss.Err())
+			}
+			prog, err := nenv.Program(ast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, _, err := prog.Eval(map[string]any{"self": self}); err != nil || v != types.True {
+				t.Errorf("%s = %v, %v", expr, v, err)
+			}
+		}
+	})
 	t.Run("unknown field does not compile", func(t *testing.T) {
 		if _, iss := env.Compile(`self.unknown == "x"`); iss.Err() == nil {
 			t.Error("compiled")
