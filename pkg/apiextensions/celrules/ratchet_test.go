@@ -1,0 +1,102 @@
+package celrules
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestValidateRatcheting(t *testing.T) {
+	schema := `
+type: object
+properties:
+  kind:
+    type: string
+    x-kubernetes-validations: [{rule: "self == 'Widget'"}]
+  metadata:
+    type: object
+  spec:
+    type: object
+    x-kubernetes-validations:
+    - rule: self.replicas < 5
+      message: at most 4 replicas
+    - rule: self.generation > oldSelf.generation
+      message: generation must grow
+    properties:
+      replicas: {type: integer}
+      generation: {type: integer}
+      hosts:
+        type: array
+        items:
+          type: string
+          x-kubernetes-validations: [{rule: "self.endsWith('.example.com')", message: hosts must be under example.com}]
+      ports:
+        type: array
+        x-kubernetes-list-type: map
+        x-kubernetes-list-map-keys: [name]
+        items:
+          type: object
+          required: [name]
+          properties:
+            name: {type: string}
+            port: {type: integer}
+          x-kubernetes-validations: [{rule: self.port > 1024, message: privileged port}]
+`
+	tests := []struct {
+		name         string
+		obj, old     string
+		wantErrs     []string
+		wantWarnings []string
+	}{
+		{
+			name: "unchanged invalid values are warnings",
+			obj:  `{kind: Widget, metadata: {labels: {new: label}}, spec: {replicas: 7, generation: 2, hosts: [a.other.com], ports: [{name: b, port: 443}, {name: a, port: 80}]}}`,
+			old:  `{kind: Widget, metadata: {}, spec: {replicas: 7, generation: 1, hosts: [a.other.com], ports: [{name: a, port: 80}, {name: b, port: 443}]}}`,
+			// spec changed (generation), so its own rule is not ratcheted
+			wantErrs: []string{"spec: Invalid value: at most 4 replicas"},
+			wantWarnings: []string{
+				`spec.hosts[0]: Invalid value: "a.other.com": hosts must be under example.com`,
+				"spec.ports[0]: Invalid value: privileged port",
+				"spec.ports[1]: Invalid value: privileged port",
+			},
+		},
+		{
+			name: "changed values are errors",
+			obj:  `{kind: Widget, spec: {replicas: 1, generation: 2, hosts: [a.other.com, b.example.com], ports: [{name: a, port: 81}]}}`,
+			old:  `{kind: Widget, spec: {replicas: 1, generation: 1, hosts: [a.other.com], ports: [{name: a, port: 80}]}}`,
+			wantErrs: []string{
+				`spec.hosts[0]: Invalid value: "a.other.com": hosts must be under example.com`,
+				"spec.ports[0]: Invalid value: privileged port",
+			},
+		},
+		{
+			name:         "a whole unchanged object ratchets, but transition rules and the kind never do",
+			obj:          `{kind: Gadget, spec: {replicas: 7, generation: 1}}`,
+			old:          `{kind: Gadget, spec: {replicas: 7, generation: 1}}`,
+			wantErrs:     []string{`kind: Invalid value: "Gadget": failed rule: self == 'Widget'`, "spec: Invalid value: generation must grow"},
+			wantWarnings: []string{"spec: Invalid value: at most 4 replicas"},
+		},
+	}
+	v, err := NewValidator(mustSchema(t, schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj, old := mustObject(t, tt.obj), mustObject(t, tt.old)
+			errs, warnings := v.ValidateRatcheting(context.Background(), nil, obj, old)
+			if diff := cmp.Diff(tt.wantErrs, errorStrings(errs)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantWarnings, warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+			// without ratcheting, every warning is an error
+			all := errorStrings(v.Validate(context.Background(), nil, obj, old))
+			if len(all) != len(tt.wantErrs)+len(tt.wantWarnings) {
+				t.Errorf("Validate returned %d errors, want %d: %v", len(all), len(tt.wantErrs)+len(tt.wantWarnings), all)
+			}
+		})
+	}
+}

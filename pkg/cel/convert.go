@@ -1,0 +1,157 @@
+package cel
+
+import (
+	"encoding/base64"
+	"math"
+	"time"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+)
+
+// Value converts a JSON-decoded value (map[string]any, []any, string,
+// int64, float64, bool, nil) of type t to a CEL value. Only exposed, non-null
+// fields of objects are kept, under their escaped names; numbers follow the schema
+// (integer or number); formatted strings are parsed, and a string that does
+// not parse becomes an error value, reported if an expression reads it.
+// x-kubernetes-list-type set and map lists compare equal regardless of order
+// and merge when added.
+// Value does not retain v.
+func (t *DeclType) Value(v any) ref.Val {
+	if v == nil {
+		return types.NullValue
+	}
+	switch t.kind {
+	case kindObject:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return unexpected(v)
+		}
+		if len(t.Fields) == 0 {
+			// only unknown fields: exposed for equality only
+			return types.DefaultTypeAdapter.NativeToValue(v)
+		}
+		out := make(map[ref.Val]ref.Val, len(t.Fields))
+		for name, f := range t.Fields {
+			// a property set to null is absent, as in Kubernetes; null
+			// map values and list items stay null
+			if fv, ok := m[f.Name]; ok && fv != nil {
+				out[types.String(name)] = f.Type.Value(fv)
+			}
+		}
+		return types.NewRefValMap(types.DefaultTypeAdapter, out)
+	case kindMap:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return unexpected(v)
+		}
+		out := make(map[ref.Val]ref.Val, len(m))
+		for k, ev := range m {
+			out[types.String(k)] = t.ElemType.Value(ev)
+		}
+		return types.NewRefValMap(types.DefaultTypeAdapter, out)
+	case kindList:
+		l, ok := v.([]any)
+		if !ok {
+			return unexpected(v)
+		}
+		out := make([]ref.Val, len(l))
+		for i, ev := range l {
+			out[i] = t.ElemType.Value(ev)
+		}
+		list := types.NewRefValList(types.DefaultTypeAdapter, out)
+		switch t.listType {
+		case "set":
+			return setList{Lister: list}
+		case "map":
+			if len(t.mapKeys) > 0 && t.ElemType.kind == kindObject {
+				return mapList{Lister: list, keys: t.escapedKeys()}
+			}
+		}
+		return list
+	case kindDyn:
+		return types.DefaultTypeAdapter.NativeToValue(v)
+	case kindString:
+		if s, ok := v.(string); ok {
+			return types.String(s)
+		}
+	case kindBytes:
+		if s, ok := v.(string); ok {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return types.NewErr("invalid base64 data: %v", err)
+			}
+			return types.Bytes(b)
+		}
+	case kindDuration:
+		if s, ok := v.(string); ok {
+			d, err := strfmt.ParseDuration(s)
+			if err != nil {
+				return types.NewErr("invalid duration %q: %v", s, err)
+			}
+			return types.Duration{Duration: d}
+		}
+	case kindDate:
+		if s, ok := v.(string); ok {
+			d, err := time.Parse(strfmt.RFC3339FullDate, s)
+			if err != nil {
+				return types.NewErr("invalid date %q: %v", s, err)
+			}
+			return types.Timestamp{Time: d}
+		}
+	case kindTimestamp:
+		if s, ok := v.(string); ok {
+			d, err := strfmt.ParseDateTime(s)
+			if err != nil {
+				return types.NewErr("invalid date-time %q: %v", s, err)
+			}
+			return types.Timestamp{Time: time.Time(d)}
+		}
+	case kindBool:
+		if b, ok := v.(bool); ok {
+			return types.Bool(b)
+		}
+	case kindInt:
+		switch n := v.(type) {
+		case int64:
+			return types.Int(n)
+		case int:
+			return types.Int(n)
+		case float64:
+			if n == math.Trunc(n) && n >= math.MinInt64 && n < math.MaxInt64 {
+				return types.Int(int64(n))
+			}
+			return types.Double(n)
+		}
+	case kindDouble:
+		switch n := v.(type) {
+		case int64:
+			return types.Double(float64(n))
+		case int:
+			return types.Double(float64(n))
+		case float64:
+			return types.Double(n)
+		}
+	}
+	return unexpected(v)
+}
+
+// unexpected converts a value that does not match its schema as best it can;
+// schema validation reports the mismatch.
+func unexpected(v any) ref.Val {
+	if i, ok := v.(int); ok {
+		return types.Int(i)
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
+}
+
+func (t *DeclType) escapedKeys() []string {
+	keys := make([]string, 0, len(t.mapKeys))
+	for _, k := range t.mapKeys {
+		if e, ok := Escape(k); ok {
+			keys = append(keys, e)
+		}
+	}
+	return keys
+}
