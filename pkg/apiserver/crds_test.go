@@ -668,3 +668,71 @@ func TestCustomResourceSchema(t *testing.T) {
 		t.Errorf("non-structural CRD: %d %s", r.code, r.body)
 	}
 }
+
+// celCRD is scalers.example.com with x-kubernetes-validations rules.
+const celCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+"metadata":{"name":"scalers.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"scalers","kind":"Scaler"},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{
+  "spec":{"type":"object",
+    "x-kubernetes-validations":[
+      {"rule":"self.minReplicas <= self.maxReplicas","message":"minReplicas must not exceed maxReplicas"},
+      {"rule":"!has(self.target) || self.target.startsWith('deploy/')","messageExpression":"'target ' + self.target + ' is not a deployment'","reason":"FieldValueForbidden","fieldPath":".target"}],
+    "properties":{
+      "minReplicas":{"type":"integer"},"maxReplicas":{"type":"integer"},
+      "target":{"type":"string","maxLength":64},
+      "mode":{"type":"string","x-kubernetes-validations":[{"rule":"self == oldSelf","message":"mode is immutable"}]}}}}}}}]}}`
+
+func TestCustomResourceCELRules(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := json.Unmarshal([]byte(celCRD), &crd); err != nil {
+		t.Fatal(err)
+	}
+	e.createCRD(&crd)
+	const path = "/apis/example.com/v1/namespaces/default/scalers"
+	scaler := func(name, spec string) string {
+		return `{"apiVersion":"example.com/v1","kind":"Scaler","metadata":{"name":"` + name + `"},"spec":` + spec + `}`
+	}
+	for _, tc := range []struct{ name, spec, msg string }{
+		{"message", `{"minReplicas":5,"maxReplicas":2}`, `spec: Invalid value: minReplicas must not exceed maxReplicas`},
+		{"messageExpression, reason and fieldPath", `{"minReplicas":1,"maxReplicas":2,"target":"sts/x"}`, `spec.target: Forbidden: target sts/x is not a deployment`},
+		{"type error first", `{"minReplicas":"one","maxReplicas":2}`, `some validation rules were not checked because the object was invalid; correct the existing errors to complete validation`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.doType("POST", path, "application/json", scaler("bad", tc.spec))
+			if r.code != 422 || !strings.Contains(string(r.body), tc.msg) {
+				t.Errorf("%d %s\nwant message %s", r.code, r.body, tc.msg)
+			}
+		})
+	}
+	// A transition rule: mode may be set on create, never changed.
+	if r := e.doType("POST", path, "application/json", scaler("s", `{"minReplicas":1,"maxReplicas":2,"mode":"fast","target":"deploy/web"}`)); r.code != 201 {
+		t.Fatalf("valid create: %d %s", r.code, r.body)
+	}
+	r := e.doType("PATCH", path+"/s", "application/merge-patch+json", `{"spec":{"mode":"slow"}}`)
+	if r.code != 422 || !strings.Contains(string(r.body), `spec.mode: Invalid value: \"slow\": mode is immutable`) {
+		t.Errorf("changing an immutable field: %d %s", r.code, r.body)
+	}
+	if r := e.doType("PATCH", path+"/s", "application/merge-patch+json", `{"spec":{"maxReplicas":3}}`); r.code != 200 {
+		t.Errorf("a valid change: %d %s", r.code, r.body)
+	}
+
+	// CRD writes whose rules do not compile, or reference unknown fields,
+	// are refused with the compiler's message.
+	for _, tc := range []struct{ name, rule, msg string }{
+		{"syntax", `self.minReplicas <=`, "compilation failed"},
+		{"unknown field", `self.nope > 0`, "undefined field 'nope'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := strings.Replace(celCRD, `self.minReplicas <= self.maxReplicas`, tc.rule, 1)
+			bad = strings.Replace(bad, "scalers", "scalers2", -1)
+			bad = strings.Replace(bad, `"kind":"Scaler"`, `"kind":"Scaler2"`, 1)
+			r := e.doType("POST", crdPath, "application/json", bad)
+			if r.code != 422 || !strings.Contains(string(r.body), "x-kubernetes-validations[0].rule") || !strings.Contains(string(r.body), tc.msg) {
+				t.Errorf("%d %s", r.code, r.body)
+			}
+		})
+	}
+}
