@@ -46,12 +46,20 @@ type crdController struct {
 	stores map[string]*crdStore
 	// gone holds, per CRD uid, the channel closed when that CRD goes.
 	gone map[types.UID]chan struct{}
-	// strategies caches the served strategies by CRD uid and
-	// resourceVersion, so that an unchanged CRD keeps its values.
-	strategies map[string][]*apiextensions.CustomResource
+	// serving caches the served strategies and the converter by CRD uid
+	// and resourceVersion, so that an unchanged CRD keeps its values.
+	serving map[string]*crdServing
 	// cleaning holds the CRDs whose objects are being deleted.
 	cleaning map[string]bool
 	wg       sync.WaitGroup
+}
+
+// crdServing is what serves one state of a CRD.
+type crdServing struct {
+	// strategies are the served versions', the storage version's first
+	// when it is served.
+	strategies []*apiextensions.CustomResource
+	conv       apiextensions.Converter
 }
 
 type crdStore struct {
@@ -65,7 +73,7 @@ func newCRDController(s *Server, res *resource) *crdController {
 		crds:       map[string]*apiextensions.CRD{},
 		stores:     map[string]*crdStore{},
 		gone:       map[types.UID]chan struct{}{},
-		strategies: map[string][]*apiextensions.CustomResource{},
+		serving:    map[string]*crdServing{},
 		cleaning:   map[string]bool{},
 	}
 }
@@ -255,13 +263,13 @@ func (c *crdController) publish(crds []*apiextensions.CRD) {
 		if !served(crd) {
 			continue
 		}
-		strategies, err := c.strategiesLocked(crd)
+		sv, err := c.servingLocked(crd)
 		if err != nil {
 			c.s.log.Warn("cannot serve CustomResourceDefinition", "name", crd.Name, "error", err)
 			continue
 		}
 		liveKeys[string(crd.UID)+"/"+crd.ResourceVersion] = true
-		st, err := c.storeLocked(crd, strategies[0])
+		st, err := c.storeLocked(crd, sv.strategies[0])
 		if err != nil {
 			c.s.log.Warn("cannot serve CustomResourceDefinition", "name", crd.Name, "error", err)
 			continue
@@ -272,8 +280,12 @@ func (c *crdController) publish(crds []*apiextensions.CRD) {
 			c.gone[crd.UID] = gone
 		}
 		terminating := apiextensions.IsConditionTrue(crd, apiextensionsv1.Terminating) || crd.DeletionTimestamp != nil
-		for _, cr := range strategies {
-			res := newResource(cr, st)
+		for _, cr := range sv.strategies {
+			store := st
+			if !sv.conv.Trivial() && cr.Info().GVK.GroupVersion() != cr.StorageVersion() {
+				store = &convertingStore{inner: st, conv: sv.conv, served: cr.Info().GVK.GroupVersion(), storage: cr.StorageVersion()}
+			}
+			res := newResource(cr, store)
 			res.root = "/" + crd.Name
 			res.custom = cr
 			res.terminating = terminating
@@ -287,9 +299,9 @@ func (c *crdController) publish(crds []*apiextensions.CRD) {
 			delete(c.gone, uid)
 		}
 	}
-	for k := range c.strategies {
+	for k := range c.serving {
 		if !liveKeys[k] {
-			delete(c.strategies, k)
+			delete(c.serving, k)
 		}
 	}
 	set, err := newResourceSet(c.s.builtin, custom)
@@ -301,14 +313,18 @@ func (c *crdController) publish(crds []*apiextensions.CRD) {
 	c.s.served.Store(set)
 }
 
-// strategiesLocked returns the strategies of the served versions of crd,
-// the storage version's first when it is served.
-func (c *crdController) strategiesLocked(crd *apiextensions.CRD) ([]*apiextensions.CustomResource, error) {
+// servingLocked returns what serves crd: the strategies of its served
+// versions, the storage version's first, and its converter.
+func (c *crdController) servingLocked(crd *apiextensions.CRD) (*crdServing, error) {
 	key := string(crd.UID) + "/" + crd.ResourceVersion
-	if st, ok := c.strategies[key]; ok {
-		return st, nil
+	if sv, ok := c.serving[key]; ok {
+		return sv, nil
 	}
-	var out []*apiextensions.CustomResource
+	conv, err := apiextensions.NewConverter(crd)
+	if err != nil {
+		return nil, err
+	}
+	sv := &crdServing{conv: conv}
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {
 			continue
@@ -317,13 +333,13 @@ func (c *crdController) strategiesLocked(crd *apiextensions.CRD) ([]*apiextensio
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, cr)
+		sv.strategies = append(sv.strategies, cr)
 	}
-	if len(out) == 0 {
+	if len(sv.strategies) == 0 {
 		return nil, errors.New("no version is served")
 	}
-	c.strategies[key] = out
-	return out, nil
+	c.serving[key] = sv
+	return sv, nil
 }
 
 // storeLocked returns the store of crd's objects, made on first use and

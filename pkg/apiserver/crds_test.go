@@ -4,15 +4,19 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kplane/kplane/pkg/apiextensions"
 )
@@ -734,5 +738,111 @@ func TestCustomResourceCELRules(t *testing.T) {
 				t.Errorf("%d %s", r.code, r.body)
 			}
 		})
+	}
+}
+
+// conversionWebhook is an HTTPS conversion webhook for widgets that
+// renames spec.color (v1) to spec.colour (v1beta1) and back.
+func conversionWebhook(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var calls atomic.Int64
+	hs := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var review apiextensionsv1.ConversionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+			http.Error(w, "bad review", 400)
+			return
+		}
+		resp := &apiextensionsv1.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
+		for _, raw := range review.Request.Objects {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(raw.Raw); err != nil {
+				http.Error(w, err.Error(), 400)
+				return
+			}
+			from, to := "colour", "color"
+			if review.Request.DesiredAPIVersion == "example.com/v1beta1" {
+				from, to = to, from
+			}
+			if v, ok, _ := unstructured.NestedString(u.Object, "spec", from); ok {
+				unstructured.RemoveNestedField(u.Object, "spec", from)
+				_ = unstructured.SetNestedField(u.Object, v, "spec", to)
+			}
+			u.SetAPIVersion(review.Request.DesiredAPIVersion)
+			data, _ := u.MarshalJSON()
+			resp.ConvertedObjects = append(resp.ConvertedObjects, runtime.RawExtension{Raw: data})
+		}
+		review.Response, review.Request = resp, nil
+		_ = json.NewEncoder(w).Encode(&review)
+	}))
+	t.Cleanup(hs.Close)
+	return hs, &calls
+}
+
+func TestCustomResourceConversionWebhook(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	hook, calls := conversionWebhook(t)
+	crd := testCRD()
+	beta := &crd.Spec.Versions[1]
+	beta.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
+	beta.Deprecated = false
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw})
+	crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{
+			ConversionReviewVersions: []string{"v1"},
+			ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: ptr(hook.URL + "/convert"), CABundle: caPEM},
+		},
+	}
+	e.createCRD(crd)
+	const betaPath = "/apis/example.com/v1beta1/namespaces/default/widgets"
+	body := `{"apiVersion":"example.com/v1beta1","kind":"Widget","metadata":{"name":"w"},"spec":{"colour":"teal","replicas":1}}`
+	r := e.doType("POST", betaPath, "application/json", body)
+	if r.code != 201 {
+		t.Fatalf("create through v1beta1: %d %s", r.code, r.body)
+	}
+	if c, _, _ := unstructured.NestedString(r.decodeU(t).Object, "spec", "colour"); c != "teal" {
+		t.Errorf("create answered %s", r.body)
+	}
+	// Stored in v1, converted by the webhook.
+	v1 := e.get(widgetsPath + "/w").decodeU(t)
+	if c, _, _ := unstructured.NestedString(v1.Object, "spec", "color"); c != "teal" || v1.GetAPIVersion() != "example.com/v1" {
+		t.Errorf("read through v1: %v", v1.Object)
+	}
+	var list unstructured.UnstructuredList
+	if err := list.UnmarshalJSON(e.get(betaPath).body); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 || list.Items[0].GetAPIVersion() != "example.com/v1beta1" {
+		t.Fatalf("list through v1beta1: %+v", list.Items)
+	}
+	if c, _, _ := unstructured.NestedString(list.Items[0].Object, "spec", "colour"); c != "teal" {
+		t.Errorf("listed through v1beta1: %v", list.Items[0].Object)
+	}
+	if r := e.doType("PATCH", betaPath+"/w", "application/merge-patch+json", `{"spec":{"colour":"navy"}}`); r.code != 200 {
+		t.Fatalf("patch through v1beta1: %d %s", r.code, r.body)
+	}
+	if c, _, _ := unstructured.NestedString(e.get(widgetsPath+"/w").decodeU(t).Object, "spec", "color"); c != "navy" {
+		t.Errorf("patch through v1beta1 not stored as v1")
+	}
+	if calls.Load() == 0 {
+		t.Fatal("the webhook was never called")
+	}
+
+	// The webhook down: requests needing it fail as in Kubernetes; the
+	// storage version still works.
+	hook.Close()
+	r = e.get(betaPath + "/w")
+	if r.code != 500 || !strings.Contains(string(r.body), "conversion webhook for example.com/v1beta1, Kind=Widget failed") {
+		t.Errorf("read with the webhook down: %d %s", r.code, r.body)
+	}
+	if r := e.doType("POST", betaPath, "application/json", strings.Replace(body, `"w"`, `"w2"`, 1)); r.code != 500 {
+		t.Errorf("create with the webhook down: %d %s", r.code, r.body)
+	}
+	if r := e.get(widgetsPath + "/w2"); r.code != 404 {
+		t.Errorf("an unconverted object was stored: %d", r.code)
+	}
+	if r := e.get(widgetsPath + "/w"); r.code != 200 {
+		t.Errorf("storage version read with the webhook down: %d %s", r.code, r.body)
 	}
 }
