@@ -70,11 +70,11 @@ type crdStore struct {
 func newCRDController(s *Server, res *resource) *crdController {
 	return &crdController{
 		s: s, res: res,
-		crds:       map[string]*apiextensions.CRD{},
-		stores:     map[string]*crdStore{},
-		gone:       map[types.UID]chan struct{}{},
-		serving:    map[string]*crdServing{},
-		cleaning:   map[string]bool{},
+		crds:     map[string]*apiextensions.CRD{},
+		stores:   map[string]*crdStore{},
+		gone:     map[types.UID]chan struct{}{},
+		serving:  map[string]*crdServing{},
+		cleaning: map[string]bool{},
 	}
 }
 
