@@ -164,6 +164,27 @@ type objectValue struct {
 	decl *DeclType
 }
 
+// Find looks a property up by its escaped name, or a reserved word
+// unescaped (self.metadata.namespace for self.metadata.__namespace__).
+func (o objectValue) Find(key ref.Val) (ref.Val, bool) {
+	v, ok := o.Mapper.Find(key)
+	if ok {
+		return v, true
+	}
+	if k, isStr := key.(types.String); isStr && celReserved[string(k)] {
+		return o.Mapper.Find(types.String("__" + string(k) + "__"))
+	}
+	return v, false
+}
+
+// Get is Find, with an error for absent properties.
+func (o objectValue) Get(key ref.Val) ref.Val {
+	if v, ok := o.Find(key); ok {
+		return v
+	}
+	return o.Mapper.Get(key)
+}
+
 // Size is the number of properties, seen or not.
 func (o objectValue) Size() ref.Val { return types.Int(len(o.raw)) }
 

@@ -31,6 +31,8 @@ func TestEscapedFieldAccess(t *testing.T) {
 	self := dt.Value(values)
 	for _, expr := range []string{
 		"self.__true__ == 1", "self.__null__ == 3", "self.__in__ == 4", "self.__namespace__ == 17", "self.__while__ == 21",
+		// reserved words (but not literals) are also field names unescaped
+		"self.namespace == 17 && has(self.namespace) && self.while == 21",
 		"self.int == 101", "self.type == 110", "self.self == 201", "self.all == 203", "self.size == '204'",
 		"self._true == 301", "self.dot__dot__dot == 401", "self.dash__dash__dash == 402", "self.slash__slash__slash == 403",
 		"self.underscore_underscore == 404", "self.doubleunderscore__underscores__doubleunderscore == 405",
