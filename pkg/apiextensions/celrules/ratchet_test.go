@@ -161,8 +161,8 @@ items:
     value:
       type: string
       x-kubernetes-validations: [{rule: self == "baz", message: gotta be baz}]`,
-			obj: `[{key: foo, value: baz}, {key: bar, value: notbaz}, {key: new, value: notbaz}]`,
-			old: `[{key: foo, value: notbaz}, {key: bar, value: notbaz}]`,
+			obj:          `[{key: foo, value: baz}, {key: bar, value: notbaz}, {key: new, value: notbaz}]`,
+			old:          `[{key: foo, value: notbaz}, {key: bar, value: notbaz}]`,
 			wantErrs:     []string{`root[2].value: Invalid value: "notbaz": gotta be baz`},
 			wantWarnings: []string{`root[1].value: Invalid value: "notbaz": gotta be baz`},
 		},
