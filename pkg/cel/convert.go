@@ -3,10 +3,12 @@ package cel
 import (
 	"encoding/base64"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 )
 
@@ -28,19 +30,15 @@ func (t *DeclType) Value(v any) ref.Val {
 		if !ok {
 			return unexpected(v)
 		}
-		if len(t.Fields) == 0 {
-			// only unknown fields: exposed for equality only
-			return types.DefaultTypeAdapter.NativeToValue(v)
-		}
-		out := make(map[ref.Val]ref.Val, len(t.Fields))
+		known := make(map[ref.Val]ref.Val, len(t.Fields))
 		for name, f := range t.Fields {
 			// a property set to null is absent, as in Kubernetes; null
 			// map values and list items stay null
 			if fv, ok := m[f.Name]; ok && fv != nil {
-				out[types.String(name)] = f.Type.Value(fv)
+				known[types.String(name)] = f.Type.Value(fv)
 			}
 		}
-		return types.NewRefValMap(types.DefaultTypeAdapter, out)
+		return objectValue{Mapper: types.NewRefValMap(types.DefaultTypeAdapter, known).(traits.Mapper), raw: m, decl: t}
 	case kindMap:
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -154,4 +152,73 @@ func (t *DeclType) escapedKeys() []string {
 		}
 	}
 	return keys
+}
+
+// objectValue is an object: its exposed, non-null properties are readable by
+// their escaped names; its size counts every property, and equality also
+// compares the properties rules cannot see (preserved unknown fields,
+// metadata beyond name and generateName), as in Kubernetes.
+type objectValue struct {
+	traits.Mapper
+	raw  map[string]any
+	decl *DeclType
+}
+
+// Find looks a property up by its escaped name, or a reserved word
+// unescaped (self.metadata.namespace for self.metadata.__namespace__).
+func (o objectValue) Find(key ref.Val) (ref.Val, bool) {
+	v, ok := o.Mapper.Find(key)
+	if ok {
+		return v, true
+	}
+	if k, isStr := key.(types.String); isStr && celReserved[string(k)] {
+		return o.Mapper.Find(types.String("__" + string(k) + "__"))
+	}
+	return v, false
+}
+
+// Get is Find, with an error for absent properties.
+func (o objectValue) Get(key ref.Val) ref.Val {
+	if v, ok := o.Find(key); ok {
+		return v
+	}
+	return o.Mapper.Get(key)
+}
+
+// Size is the number of properties, seen or not.
+func (o objectValue) Size() ref.Val { return types.Int(len(o.raw)) }
+
+// Equal compares exposed properties as CEL values and the others as JSON.
+func (o objectValue) Equal(other ref.Val) ref.Val {
+	p, ok := other.(objectValue)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(other)
+	}
+	if len(o.raw) != len(p.raw) {
+		return types.False
+	}
+	exposed := make(map[string]bool, len(o.decl.Fields))
+	for name, f := range o.decl.Fields {
+		exposed[f.Name] = true
+		a, aok := o.Find(types.String(name))
+		b, bok := p.Find(types.String(name))
+		if aok != bok {
+			return types.False
+		}
+		if !aok {
+			continue
+		}
+		if eq := a.Equal(b); eq != types.True {
+			return eq
+		}
+	}
+	for k, v := range o.raw {
+		if exposed[k] {
+			continue
+		}
+		if pv, ok := p.raw[k]; ok && !reflect.DeepEqual(v, pv) {
+			return types.False
+		}
+	}
+	return types.True
 }

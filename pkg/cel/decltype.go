@@ -24,7 +24,8 @@ const (
 
 // DeclType is the CEL view of a schema node: its CEL type, how large its
 // values can be (for cost estimation) and how JSON values convert to CEL
-// values. A DeclType is immutable and safe for concurrent use.
+// values. A DeclType is safe for concurrent use; its fields must not be
+// modified.
 type DeclType struct {
 	// Name is the object type name; empty for other kinds.
 	Name string
@@ -33,8 +34,9 @@ type DeclType struct {
 	// ElemType is the type of a list's items or a map's values.
 	ElemType *DeclType
 	// MaxElements bounds the number of items, properties or bytes of a value:
-	// maxItems, maxProperties or 4*maxLength when set, otherwise estimated from
-	// the request size limit.
+	// maxItems, maxProperties or maxLength (times 4 for strings, whose code
+	// points take up to 4 bytes) when set, otherwise estimated from the
+	// request size limit.
 	MaxElements int64
 	// MinSerializedSize is the shortest JSON encoding of a value.
 	MinSerializedSize int64

@@ -260,6 +260,40 @@ properties:
 			}
 		}
 	})
+	t.Run("unknown fields count for equality", func(t *testing.T) {
+		ut := SchemaDeclType("u", mustSchema(t, `
+type: array
+items:
+  type: object
+  x-kubernetes-preserve-unknown-fields: true
+  properties: {known: {type: integer}}
+`), false)
+		uenv := selfEnv(t, ut)
+		self := ut.Value([]any{
+			map[string]any{"known": int64(1), "unknown": "a"},
+			map[string]any{"known": int64(1), "unknown": "b"},
+			map[string]any{"known": int64(1), "unknown": "b"},
+			map[string]any{"known": int64(1)},
+			map[string]any{"known": int64(1)},
+			map[string]any{"known": int64(2)},
+		})
+		for _, expr := range []string{
+			`self[0].known == 1 && self[0] != self[1] && self[1] == self[2]`,
+			`self[0] != self[3] && self[3] == self[4] && self[4] != self[5]`,
+		} {
+			ast, iss := uenv.Compile(expr)
+			if iss.Err() != nil {
+				t.Fatalf("%s: %v", expr, iss.Err())
+			}
+			prog, err := uenv.Program(ast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, _, err := prog.Eval(map[string]any{"self": self}); err != nil || v != types.True {
+				t.Errorf("%s = %v, %v", expr, v, err)
+			}
+		}
+	})
 	t.Run("unknown field does not compile", func(t *testing.T) {
 		if _, iss := env.Compile(`self.unknown == "x"`); iss.Err() == nil {
 			t.Error("compiled")

@@ -70,6 +70,11 @@ func (p *TypeProvider) FindStructFieldNames(name string) ([]string, bool) {
 func (p *TypeProvider) FindStructFieldType(name, field string) (*types.FieldType, bool) {
 	if t, ok := p.objects[name]; ok {
 		f, ok := t.Fields[field]
+		if !ok && celReserved[field] {
+			// since Kubernetes 1.31, reserved words are also accepted
+			// unescaped as field names (self.metadata.namespace)
+			f, ok = t.Fields["__"+field+"__"]
+		}
 		if !ok {
 			return nil, false
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestValidateRatcheting(t *testing.T) {
@@ -96,6 +97,88 @@ properties:
 			all := errorStrings(v.Validate(context.Background(), nil, obj, old))
 			if len(all) != len(tt.wantErrs)+len(tt.wantWarnings) {
 				t.Errorf("Validate returned %d errors, want %d: %v", len(all), len(tt.wantErrs)+len(tt.wantWarnings), all)
+			}
+		})
+	}
+}
+
+// TestRatchetingCorrelation follows kube-apiserver's ratcheting through
+// lists: items of atomic and set lists ratchet when the whole list is
+// unchanged, items of map lists when their own item is.
+func TestRatchetingCorrelation(t *testing.T) {
+	tests := []struct {
+		name         string
+		schema       string
+		obj, old     string
+		wantErrs     []string
+		wantWarnings []string
+	}{
+		{
+			name: "atomic list unchanged",
+			schema: `
+type: array
+items:
+  type: number
+  x-kubernetes-validations: [{rule: int(self) % 2 == 1, message: gotta be odd}]`,
+			obj: `[1, 2]`, old: `[1, 2]`,
+			wantWarnings: []string{"root[1]: Invalid value: 2: gotta be odd"},
+		},
+		{
+			name: "atomic list changed",
+			schema: `
+type: array
+items:
+  type: number
+  x-kubernetes-validations: [{rule: int(self) % 2 == 1, message: gotta be odd}]`,
+			obj: `[1, 2, 3]`, old: `[1, 2]`,
+			wantErrs: []string{"root[1]: Invalid value: 2: gotta be odd"},
+		},
+		{
+			name: "set unchanged while a sibling changed",
+			schema: `
+type: object
+properties:
+  stringField: {type: string}
+  setArray:
+    type: array
+    x-kubernetes-list-type: set
+    items:
+      type: number
+      x-kubernetes-validations: [{rule: int(self) % 2 == 1, message: gotta be odd}]`,
+			obj: `{stringField: changed but ratcheted, setArray: [1, 3, 2]}`, old: `{stringField: foo, setArray: [1, 3, 2]}`,
+			wantWarnings: []string{"root.setArray[2]: Invalid value: 2: gotta be odd"},
+		},
+		{
+			name: "map list items correlate by key",
+			schema: `
+type: array
+x-kubernetes-list-type: map
+x-kubernetes-list-map-keys: [key]
+items:
+  type: object
+  properties:
+    key: {type: string}
+    value:
+      type: string
+      x-kubernetes-validations: [{rule: self == "baz", message: gotta be baz}]`,
+			obj:          `[{key: foo, value: baz}, {key: bar, value: notbaz}, {key: new, value: notbaz}]`,
+			old:          `[{key: foo, value: notbaz}, {key: bar, value: notbaz}]`,
+			wantErrs:     []string{`root[2].value: Invalid value: "notbaz": gotta be baz`},
+			wantWarnings: []string{`root[1].value: Invalid value: "notbaz": gotta be baz`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := NewValidator(mustSchema(t, tt.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs, warnings := v.ValidateRatcheting(context.Background(), field.NewPath("root"), mustObject(t, tt.obj), mustObject(t, tt.old))
+			if diff := cmp.Diff(tt.wantErrs, errorStrings(errs)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantWarnings, warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 		})
 	}

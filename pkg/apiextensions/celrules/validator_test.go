@@ -493,6 +493,50 @@ x-kubernetes-validations:
 			},
 		},
 		{
+			name: "an immutable embedded resource changes in fields rules cannot see",
+			schema: `type: object
+properties:
+  template:
+    type: object
+    x-kubernetes-embedded-resource: true
+    x-kubernetes-preserve-unknown-fields: true
+    x-kubernetes-validations:
+    - rule: self == oldSelf
+      message: template is immutable`,
+			obj:  `{template: {apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}, spec: {containers: [{name: c, image: "app:2"}]}}}`,
+			old:  `{template: {apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}, spec: {containers: [{name: c, image: "app:1"}]}}}`,
+			want: []string{"spec.template: Invalid value: template is immutable"},
+		},
+		{
+			name: "an immutable embedded resource with changed labels",
+			schema: `type: object
+properties:
+  template:
+    type: object
+    x-kubernetes-embedded-resource: true
+    x-kubernetes-preserve-unknown-fields: true
+    x-kubernetes-validations:
+    - rule: self == oldSelf
+      message: template is immutable`,
+			obj:  `{template: {apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: c}}}}`,
+			old:  `{template: {apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}}}`,
+			want: []string{"spec.template: Invalid value: template is immutable"},
+		},
+		{
+			name: "an unchanged embedded resource",
+			schema: `type: object
+properties:
+  template:
+    type: object
+    x-kubernetes-embedded-resource: true
+    x-kubernetes-preserve-unknown-fields: true
+    x-kubernetes-validations:
+    - rule: self == oldSelf
+      message: template is immutable`,
+			obj: `{template: {apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}, spec: {x: 1}}}`,
+			old: `{template: {apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}, spec: {x: 1}}}`,
+		},
+		{
 			name: "date-time strings are timestamps",
 			schema: `type: object
 properties:
