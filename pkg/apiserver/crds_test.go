@@ -461,8 +461,13 @@ func TestCRDDeletion(t *testing.T) {
 		e.clock.Step(crdRetryDelay)
 		time.Sleep(time.Millisecond) // let the cleanup goroutine see the step
 	}
-	if r := e.get(widgetsPath); r.code != 404 {
-		t.Errorf("widgets still served: %d", r.code)
+	// The server stops serving them once its watch of CRDs shows the
+	// deletion (kube-apiserver's handler follows its CRD informer alike).
+	for r := e.get(widgetsPath); r.code != 404; r = e.get(widgetsPath) {
+		if time.Now().After(deadline) {
+			t.Fatalf("widgets still served: %d", r.code)
+		}
+		time.Sleep(time.Millisecond) // the server's own watch, not a test goroutine
 	}
 	// The watch ended.
 	sc := bufio.NewScanner(wresp.Body)

@@ -236,7 +236,12 @@ func TestCRDsWithClientGo(t *testing.T) {
 		}
 	}
 	dw.Stop()
-	if _, err := dbs.List(ctx, metav1.ListOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("list after CRD delete: %v", err)
+	// Served until the server's own watch of CRDs shows the deletion.
+	for _, err := dbs.List(ctx, metav1.ListOptions{}); !apierrors.IsNotFound(err); _, err = dbs.List(ctx, metav1.ListOptions{}) {
+		select {
+		case <-deadline:
+			t.Fatalf("list after CRD delete: %v", err)
+		case <-time.After(time.Millisecond):
+		}
 	}
 }
