@@ -132,7 +132,7 @@ func (w *webhookConverter) endpoint() (string, error) {
 	}
 	u := fmt.Sprintf("https://%s.%s.svc:%d%s", svc.Name, svc.Namespace, port, path)
 	// kplane runs no cluster network to reach a Service's pods through.
-	return "", fmt.Errorf("Post %q: service %q cannot be reached: kplane does not route to Services", u, svc.Namespace+"/"+svc.Name)
+	return "", fmt.Errorf("service %q cannot be reached at %s: kplane does not route to Services", svc.Namespace+"/"+svc.Name, u)
 }
 
 func (w *webhookConverter) call(ctx context.Context, objs []*unstructured.Unstructured, to schema.GroupVersion) error {

@@ -38,7 +38,7 @@ func (t *DeclType) Value(v any) ref.Val {
 				known[types.String(name)] = f.Type.Value(fv)
 			}
 		}
-		return objectValue{Mapper: types.NewRefValMap(types.DefaultTypeAdapter, known).(traits.Mapper), raw: m, decl: t}
+		return objectValue{Mapper: types.NewRefValMap(types.DefaultTypeAdapter, known), raw: m, decl: t}
 	case kindMap:
 		m, ok := v.(map[string]any)
 		if !ok {
