@@ -145,11 +145,25 @@ func decodeProtobuf(data []byte, obj runtime.Object, gvk schema.GroupVersionKind
 // 400 error for malformed data, a mismatched kind or, with Strict, unknown
 // and duplicate fields.
 func decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind, fieldValidation string, prune pruneFunc) ([]string, error) {
+	u, custom := obj.(*unstructured.Unstructured)
+	var strict []error
+	var decodeErr error
 	var tm metav1.TypeMeta
-	if err := json.Unmarshal(data, &tm); err != nil {
-		// kube-apiserver's words for a body it cannot read at all.
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)",
-			gvk.Kind, err, summarizeBody(data)))
+	typeKnown := false
+	if custom {
+		// A custom resource: decoded once, as JSON values (integers kept
+		// as int64); its schema, not a Go type, tells the unknown fields.
+		strict, decodeErr = kjson.UnmarshalStrict(data, &u.Object, kjson.DisallowDuplicateFields)
+		if decodeErr == nil {
+			tm, typeKnown = typeMetaOf(u.Object)
+		}
+	}
+	if !typeKnown {
+		if err := json.Unmarshal(data, &tm); err != nil {
+			// kube-apiserver's words for a body it cannot read at all.
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): couldn't get version/kind; json parse error: %v (%s)",
+				gvk.Kind, err, summarizeBody(data)))
+		}
 	}
 	if tm.APIVersion != "" && tm.APIVersion != gvk.GroupVersion().String() {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, gvk.GroupVersion().String()))
@@ -157,19 +171,14 @@ func decodeInto(data []byte, obj runtime.Object, gvk schema.GroupVersionKind, fi
 	if tm.Kind != "" && tm.Kind != gvk.Kind {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, gvk.Kind))
 	}
-	var strict []error
-	var err error
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		// A custom resource: decoded as JSON values (integers kept as
-		// int64); its schema, not a Go type, tells the unknown fields.
-		var content map[string]any
-		if strict, err = kjson.UnmarshalStrict(data, &content, kjson.DisallowDuplicateFields); err == nil && content == nil {
+	err := decodeErr
+	if custom {
+		if err == nil && u.Object == nil {
 			err = errors.New("the object is null")
 		}
-		u.Object = content
 		if err == nil {
 			var unknown []error
-			unknown, err = normalizeMetadata(content)
+			unknown, err = normalizeMetadata(u.Object)
 			strict = append(strict, unknown...)
 		}
 	} else {
@@ -267,4 +276,22 @@ func normalizeMetadata(content map[string]any) ([]error, error) {
 	}
 	content["metadata"] = m
 	return strict, nil
+}
+
+// typeMetaOf reads apiVersion and kind from decoded JSON values; ok is
+// false when either is there but not a string.
+func typeMetaOf(content map[string]any) (metav1.TypeMeta, bool) {
+	var tm metav1.TypeMeta
+	for key, dst := range map[string]*string{"apiVersion": &tm.APIVersion, "kind": &tm.Kind} {
+		v, found := content[key]
+		if !found {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return tm, false
+		}
+		*dst = s
+	}
+	return tm, true
 }
