@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	mrand "math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -849,5 +850,79 @@ func TestCustomResourceConversionWebhook(t *testing.T) {
 	}
 	if r := e.get(widgetsPath + "/w"); r.code != 200 {
 		t.Errorf("storage version read with the webhook down: %d %s", r.code, r.body)
+	}
+}
+
+// TestCRDHostileInput posts randomly damaged CRDs and custom resources:
+// every answer is a client error or a success, never a 5xx, and the
+// server keeps serving.
+func TestCRDHostileInput(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	e.createCRD(testCRD())
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := mrand.New(mrand.NewPCG(seed, 1))
+	crdDoc, _ := json.Marshal(testCRD())
+	var crdValue map[string]any
+	_ = json.Unmarshal(crdDoc, &crdValue)
+	crValue := widget("h", 1, "red")
+	crValue["status"] = map[string]any{"replicas": int64(1), "selector": "a=b"}
+	replacements := []any{nil, "", "x", -1, 1e300, true, []any{}, []any{nil}, map[string]any{}, map[string]any{"type": "object"}, strings.Repeat("a", 300), "v1", ".spec.x", "Namespaced"}
+	var mutate func(v any, depth int) any
+	mutate = func(v any, depth int) any {
+		if r.IntN(8) == 0 {
+			return replacements[r.IntN(len(replacements))]
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(t))
+			for k, x := range t {
+				if r.IntN(12) == 0 {
+					continue
+				}
+				out[k] = mutate(x, depth+1)
+			}
+			if r.IntN(10) == 0 {
+				out["x-kubernetes-"+[]string{"int-or-string", "list-type", "embedded-resource", "preserve-unknown-fields", "validations"}[r.IntN(5)]] = replacements[r.IntN(len(replacements))]
+			}
+			return out
+		case []any:
+			out := make([]any, 0, len(t))
+			for _, x := range t {
+				out = append(out, mutate(x, depth+1))
+			}
+			return out
+		}
+		return v
+	}
+	for i := range 300 {
+		var path string
+		var body any
+		if i%2 == 0 {
+			path, body = crdPath, mutate(crdValue, 0)
+		} else {
+			path, body = widgetsPath, mutate(crValue, 0)
+		}
+		method := []string{"POST", "PUT", "PATCH"}[r.IntN(3)]
+		target := path
+		if method != "POST" {
+			if i%2 == 0 {
+				target += "/widgets.example.com"
+			} else {
+				target += "/h"
+			}
+		}
+		headers := []string{}
+		if method == "PATCH" {
+			headers = []string{"Content-Type", "application/merge-patch+json"}
+		}
+		resp := e.do(method, target, body, headers...)
+		if resp.code >= 500 {
+			t.Fatalf("%s %s answered %d: %s\nbody: %v", method, target, resp.code, resp.body, body)
+		}
+	}
+	if resp := e.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions"); resp.code != 200 {
+		t.Fatalf("server unhealthy after the run: %d", resp.code)
 	}
 }
