@@ -27,7 +27,10 @@
 //     watch events, never by polling or sleeping.
 //
 // The server serves kplane's built-in resources (namespaces, pods, nodes,
-// events, configmaps, secrets, deployments, replicasets, leases).
+// events, configmaps, secrets, deployments, replicasets, leases) and
+// CustomResourceDefinitions; WithCRDs and WithCRDsFromDir install CRDs
+// (envtest's CRDInstallOptions) and Start returns once they are
+// Established, so their custom resources are served.
 // Requests must authenticate, as on a real cluster, with the environment's
 // bearer token or its client certificate (TLS only); an authenticated
 // client may do anything, as a cluster administrator may.

@@ -114,16 +114,30 @@ func Start(t testing.TB, opts ...Option) *Env {
 
 func start(t testing.TB, o options) (*Env, error) {
 	resources := append(registry.Builtin(), apiextensions.CustomResourceDefinitions())
+	crds := o.crds
+	if len(o.crdPaths) > 0 {
+		fromFiles, err := readCRDs(o.crdPaths)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, fromFiles...)
+	}
+	// Objects to seed and to dump may be custom resources of these CRDs;
+	// the server itself serves them once it has established the CRDs.
+	known, err := withCustomResources(resources, crds)
+	if err != nil {
+		return nil, err
+	}
 	var seeds []seed
 	for i, obj := range o.objects {
-		s, err := seedFromValue(fmt.Sprintf("WithObjects argument %d", i+1), obj, resources)
+		s, err := seedFromValue(fmt.Sprintf("WithObjects argument %d", i+1), obj, known)
 		if err != nil {
 			return nil, fmt.Errorf("testenv: %w", err)
 		}
 		seeds = append(seeds, s)
 	}
 	for _, dir := range o.dirs {
-		s, err := seedsFromDir(dir, resources)
+		s, err := seedsFromDir(dir, known)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +203,7 @@ func start(t testing.TB, o options) (*Env, error) {
 		Kubeconfig:   kc,
 		FeatureGates: gates,
 		t:            t,
-		resources:    resources,
+		resources:    known,
 		waitTimeout:  o.waitTimeout,
 		backend:      backend,
 	}
@@ -206,6 +220,14 @@ func start(t testing.TB, o options) (*Env, error) {
 	env.KubeconfigPath = filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(env.KubeconfigPath, kc, 0o600); err != nil {
 		return nil, fmt.Errorf("testenv: write kubeconfig: %w", err)
+	}
+	if len(crds) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), seedTimeout)
+		err := installCRDs(ctx, c, crds)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(seeds) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), seedTimeout)

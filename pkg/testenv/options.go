@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kplane/kplane/pkg/featuregate"
@@ -15,6 +16,8 @@ type Option func(*options)
 
 // options are what the Options set.
 type options struct {
+	crds        []*apiextensionsv1.CustomResourceDefinition
+	crdPaths    []string
 	objects     []runtime.Object
 	dirs        []string
 	tls         bool
