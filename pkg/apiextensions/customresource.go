@@ -75,6 +75,7 @@ func NewCustomResource(crd *CRD, version string) (*CustomResource, error) {
 			GVK:        schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: names.Kind},
 			Resource:   crd.Spec.Names.Plural,
 			Singular:   names.Singular,
+			ListKind:   names.ListKind,
 			ShortNames: names.ShortNames,
 			Categories: names.Categories,
 			Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,

@@ -566,7 +566,7 @@ func TestCustomResourceWriteOptions(t *testing.T) {
 // bounds and a required field.
 const schemaCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
 "metadata":{"name":"gizmos.example.com"},
-"spec":{"group":"example.com","scope":"Cluster","names":{"plural":"gizmos","kind":"Gizmo"},
+"spec":{"group":"example.com","scope":"Cluster","names":{"plural":"gizmos","kind":"Gizmo","listKind":"GizmoCollection"},
 "versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{
   "spec":{"type":"object","required":["size"],"properties":{
     "size":{"type":"string","enum":["small","large"]},
@@ -625,6 +625,10 @@ func TestCustomResourceSchema(t *testing.T) {
 	}
 	if n, _, _ := unstructured.NestedInt64(got.Object, "spec", "count"); n != 3 {
 		t.Errorf("default spec.count = %d, want 3", n)
+	}
+	var gizmos unstructured.UnstructuredList
+	if err := gizmos.UnmarshalJSON(e.get(path).body); err != nil || gizmos.GetKind() != "GizmoCollection" {
+		t.Errorf("list kind %q (%v), want the CRD's listKind", gizmos.GetKind(), err)
 	}
 	// An update to an invalid state stores nothing.
 	bad := got.DeepCopy()

@@ -53,7 +53,7 @@ func (res *resource) setKind(obj runtime.Object) {
 // (kube-apiserver's list items carry no apiVersion or kind, but those of
 // custom resources do, in the version asked for).
 func (res *resource) setListKind(list runtime.Object) {
-	list.GetObjectKind().SetGroupVersionKind(res.info.GVK.GroupVersion().WithKind(res.info.GVK.Kind + "List"))
+	list.GetObjectKind().SetGroupVersionKind(res.info.ListGVK())
 	item := schema.GroupVersionKind{}
 	if res.custom != nil {
 		item = res.info.GVK

@@ -56,7 +56,7 @@ func newResourceSet(builtin, custom []*resource) (*resourceSet, error) {
 		set.byGVR[gvr] = res
 		gvk := res.info.GVK
 		set.byGVK[gvk] = res
-		set.byGVK[gvk.GroupVersion().WithKind(gvk.Kind+"List")] = res
+		set.byGVK[res.info.ListGVK()] = res
 		set.order = append(set.order, gvr)
 		return nil
 	}

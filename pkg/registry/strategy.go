@@ -22,6 +22,9 @@ type Info struct {
 	Resource string
 	// Singular is the lower-case singular name, e.g. "pod".
 	Singular string
+	// ListKind is the kind of a list of the objects; empty means the
+	// kind followed by "List", as for every built-in.
+	ListKind string
 	// ShortNames are the aliases kubectl accepts, e.g. "po".
 	ShortNames []string
 	// Categories group resources for kubectl, e.g. "all".
@@ -44,6 +47,14 @@ type Info struct {
 	// ReturnDeletedObject makes delete answer with the deleted object rather
 	// than a success Status.
 	ReturnDeletedObject bool
+}
+
+// ListGVK returns the group, version and kind of a list of the objects.
+func (i Info) ListGVK() schema.GroupVersionKind {
+	if i.ListKind != "" {
+		return i.GVK.GroupVersion().WithKind(i.ListKind)
+	}
+	return i.GVK.GroupVersion().WithKind(i.GVK.Kind + "List")
 }
 
 // GroupVersionResource returns the resource's group, version and plural.
