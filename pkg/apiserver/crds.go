@@ -370,13 +370,8 @@ type storageVersionCodec struct {
 }
 
 func (sc storageVersionCodec) Encode(obj runtime.Object) ([]byte, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok && u.GetAPIVersion() != sc.gv.String() {
-		cp := &unstructured.Unstructured{Object: make(map[string]any, len(u.Object))}
-		for k, v := range u.Object {
-			cp.Object[k] = v
-		}
-		cp.SetAPIVersion(sc.gv.String())
-		obj = cp
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		obj = withAPIVersion(u, sc.gv)
 	}
 	return sc.inner.Encode(obj)
 }

@@ -124,14 +124,20 @@ func (res *resource) asServed(obj runtime.Object) runtime.Object {
 		res.setKind(cp)
 		return cp
 	}
-	if u.GetAPIVersion() == res.info.GVK.GroupVersion().String() {
-		return obj
+	return withAPIVersion(u, res.info.GVK.GroupVersion())
+}
+
+// withAPIVersion returns u when it has apiVersion gv, otherwise a shallow
+// copy with that apiVersion: u may be shared with other readers.
+func withAPIVersion(u *unstructured.Unstructured, gv schema.GroupVersion) *unstructured.Unstructured {
+	if u.GetAPIVersion() == gv.String() {
+		return u
 	}
 	cp := &unstructured.Unstructured{Object: make(map[string]any, len(u.Object))}
 	for k, v := range u.Object {
 		cp.Object[k] = v
 	}
-	cp.SetAPIVersion(res.info.GVK.GroupVersion().String())
+	cp.SetAPIVersion(gv.String())
 	return cp
 }
 
