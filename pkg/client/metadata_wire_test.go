@@ -2,12 +2,14 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestMetadataWire checks the Accept headers the metadata client sends and
@@ -22,6 +24,16 @@ func TestMetadataWire(t *testing.T) {
 		Items:    []corev1.Pod{*pod},
 	}
 	rec, c := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") == "true" {
+			w.Header().Set("Content-Type", "application/json")
+			data, _ := json.Marshal(map[string]any{"type": "ADDED", "object": pod})
+			_, _ = w.Write(data)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			writeJSON(w, 200, metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess})
+			return
+		}
 		if r.URL.Path == "/api/v1/namespaces/default/pods" {
 			writeJSON(w, 200, podList)
 			return
@@ -61,6 +73,28 @@ func TestMetadataWire(t *testing.T) {
 			}
 			return &m.ObjectMeta, nil
 		}, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"},
+		{"watch", func() (*metav1.ObjectMeta, error) {
+			w, err := pods.Watch(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			defer w.Stop()
+			ev, ok := <-w.ResultChan()
+			if !ok || ev.Type != watch.Added {
+				t.Errorf("event = %v %v", ev.Type, ok)
+				return nil, nil
+			}
+			return &ev.Object.ObjectMeta, nil
+		}, "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"},
+		{"delete collection", func() (*metav1.ObjectMeta, error) {
+			if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=web"}); err != nil {
+				return nil, err
+			}
+			if got := rec.last(t); got.Method != http.MethodDelete || got.Path != "/api/v1/namespaces/default/pods" || got.Query != "labelSelector=app%3Dweb" {
+				t.Errorf("sent %s %s?%s", got.Method, got.Path, got.Query)
+			}
+			return nil, nil
+		}, "application/json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
