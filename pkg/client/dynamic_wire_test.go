@@ -77,6 +77,11 @@ func TestDynamicWire(t *testing.T) {
 		{"create ignores the object's namespace", func() error { _, err := cluster.Create(ctx, gadget("other", "g1"), metav1.CreateOptions{}); return err },
 			"POST", "/apis/example.com/v1/gadgets", "",
 			`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1","namespace":"other"},"spec":{"size":3}}`},
+		{"create on a subresource", func() error {
+			_, err := ns.Create(ctx, gadget("", "g1"), metav1.CreateOptions{}, "eviction")
+			return err
+		},
+			"POST", "/apis/example.com/v1/namespaces/ns1/gadgets/g1/eviction", "", ""},
 		{"update", func() error { _, err := ns.Update(ctx, gadget("ns1", "g1"), metav1.UpdateOptions{}); return err },
 			"PUT", "/apis/example.com/v1/namespaces/ns1/gadgets/g1", "",
 			`{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1","namespace":"ns1"},"spec":{"size":3}}`},

@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kplane/kplane/pkg/cache"
 	"github.com/kplane/kplane/pkg/client"
 )
 
@@ -82,5 +85,37 @@ func TestMetadataClient(t *testing.T) {
 				t.Errorf("get after delete = %v, want NotFound", err)
 			}
 		})
+	}
+}
+
+// TestMetadataInformer runs a shared informer on the metadata client.
+func TestMetadataInformer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := startCRDServer(t)
+	createCRD(t, c, widgetCRD())
+	if _, err := client.NewDynamic(c).Resource(widgetsGVR).Namespace("default").Create(ctx, newWidget("w1", 1, "red", map[string]any{"app": "web"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	inf, err := cache.NewSharedIndexInformer(cache.InformerConfig[*metav1.PartialObjectMetadata]{
+		ListerWatcher: client.NewMetadata(c).Resource(widgetsGVR).ListerWatcher(),
+		Resource:      widgetsGVR.GroupResource(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { inf.Run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
+	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
+	defer syncCancel()
+	if !cache.WaitForCacheSync(syncCtx, inf.HasSynced) {
+		t.Fatal("informer did not sync")
+	}
+	got, err := inf.Lister().Namespace("default").Get("w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels["app"] != "web" || got.UID == "" {
+		t.Errorf("cached metadata = %+v", got)
 	}
 }
