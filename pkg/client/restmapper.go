@@ -49,6 +49,11 @@ type RESTMapperConfig struct {
 // MinRefreshInterval apart, and concurrent misses share one refresh. Reset
 // forgets everything, so that the next lookup reads discovery again.
 //
+// A discovery read that fails outright is returned by the lookup that caused
+// it (as an error that is not a meta.NoMatchError); until one succeeds,
+// every lookup tries again. A partial answer, where some group versions
+// could not be read, is used for what it has.
+//
 // A RESTMapper is safe for concurrent use: lookups read an immutable
 // snapshot and do not block one another, except while a refresh they
 // wait for is running. It starts no goroutines.

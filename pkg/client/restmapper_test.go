@@ -15,8 +15,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/kplane/kplane/pkg/apiserver"
@@ -350,4 +353,60 @@ func errString(err error) string {
 		return "<nil>"
 	}
 	return err.Error()
+}
+
+// TestRESTMapperDiscoveryFailures: a failed read is an error, not a miss;
+// a partial one still maps what it has.
+func TestRESTMapperDiscoveryFailures(t *testing.T) {
+	var apisDown atomic.Bool
+	apisDown.Store(true)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v any
+		switch r.URL.Path {
+		case "/api":
+			v = metav1.APIVersions{Versions: []string{"v1"}}
+		case "/apis":
+			if apisDown.Load() {
+				http.Error(w, "down", http.StatusInternalServerError)
+				return
+			}
+			v = metav1.APIGroupList{Groups: []metav1.APIGroup{{
+				Name:             "broken.io",
+				Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: "broken.io/v1", Version: "v1"}},
+				PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "broken.io/v1", Version: "v1"},
+			}}}
+		case "/api/v1":
+			v = metav1.APIResourceList{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true}}}
+		default:
+			http.Error(w, "boom", http.StatusServiceUnavailable)
+			return
+		}
+		data, _ := utiljson.Marshal(v)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(data)
+	}))
+	t.Cleanup(hs.Close)
+	c, err := client.New(client.Config{Host: hs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	m, err := client.NewRESTMapper(client.RESTMapperConfig{Discovery: client.NewDiscovery(c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = m.RESTMapping(schema.GroupKind{Kind: "Pod"})
+	if err == nil || meta.IsNoMatchError(err) || !apierrors.IsInternalError(err) {
+		t.Fatalf("lookup with /apis failing = %v, want the discovery error", err)
+	}
+
+	apisDown.Store(false) // now only broken.io/v1 fails: a partial answer
+	pods, err := m.RESTMapping(schema.GroupKind{Kind: "Pod"})
+	if err != nil || pods.Resource.Resource != "pods" || pods.Scope.Name() != meta.RESTScopeNameNamespace {
+		t.Errorf("pods from a partial answer = %+v, %v", pods, err)
+	}
+	if _, err := m.ResourceFor(schema.GroupVersionResource{Group: "broken.io", Resource: "things"}); !meta.IsNoMatchError(err) {
+		t.Errorf("resource of the failed group = %v, want NoResourceMatch", err)
+	}
 }
