@@ -112,9 +112,10 @@ func (m *RESTMapper) KindsFor(resource schema.GroupVersionResource) ([]schema.Gr
 }
 
 // ResourceFor returns the best match of input: a plural, singular or short
-// name, with group and version optional. Among several, the preferred
-// version of a group comes before its others, and groups come in discovery
-// order (the core group first).
+// name, with group and version optional. A plural or singular name wins over
+// another resource's short name. Among several matches, preferred versions
+// come before the others, and groups in discovery order (the core group
+// first). No match is a *meta.NoResourceMatchError.
 func (m *RESTMapper) ResourceFor(input schema.GroupVersionResource) (schema.GroupVersionResource, error) {
 	entries, err := lookup(m, func(x *restIndex) ([]*restEntry, error) { return x.resourcesFor(input) })
 	if err != nil {
