@@ -410,3 +410,73 @@ func TestRESTMapperDiscoveryFailures(t *testing.T) {
 		t.Errorf("resource of the failed group = %v, want NoResourceMatch", err)
 	}
 }
+
+// TestRESTMapperNamePrecedence: a resource's own name wins over another's
+// short name, and the preferred version over the others whatever their order.
+func TestRESTMapperNamePrecedence(t *testing.T) {
+	docs := map[string]any{
+		"/api": metav1.APIVersions{Versions: []string{"v1"}},
+		"/apis": metav1.APIGroupList{Groups: []metav1.APIGroup{{
+			Name: "x.io",
+			Versions: []metav1.GroupVersionForDiscovery{
+				{GroupVersion: "x.io/v1alpha1", Version: "v1alpha1"}, {GroupVersion: "x.io/v1", Version: "v1"},
+			},
+			PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "x.io/v1", Version: "v1"},
+		}}},
+		"/api/v1": metav1.APIResourceList{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true},
+		}},
+		"/apis/x.io/v1alpha1": metav1.APIResourceList{GroupVersion: "x.io/v1alpha1", APIResources: []metav1.APIResource{
+			{Name: "things", SingularName: "thing", Kind: "Thing", ShortNames: []string{"pods"}},
+		}},
+		"/apis/x.io/v1": metav1.APIResourceList{GroupVersion: "x.io/v1", APIResources: []metav1.APIResource{
+			{Name: "things", SingularName: "thing", Kind: "Thing", ShortNames: []string{"pods"}},
+			{Name: "things/status", Kind: "Thing"},
+		}},
+	}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, ok := docs[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		data, _ := utiljson.Marshal(v)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(data)
+	}))
+	t.Cleanup(hs.Close)
+	c, err := client.New(client.Config{Host: hs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	m, err := client.NewRESTMapper(client.RESTMapperConfig{Discovery: client.NewDiscovery(c)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		input schema.GroupVersionResource
+		want  schema.GroupVersionResource
+	}{
+		{"plural beats short name", schema.GroupVersionResource{Resource: "pods"}, schema.GroupVersionResource{Version: "v1", Resource: "pods"}},
+		{"short name within a group", schema.GroupVersionResource{Group: "x.io", Resource: "pods"}, schema.GroupVersionResource{Group: "x.io", Version: "v1", Resource: "things"}},
+		{"preferred version though listed second", schema.GroupVersionResource{Resource: "things"}, schema.GroupVersionResource{Group: "x.io", Version: "v1", Resource: "things"}},
+		{"named version", schema.GroupVersionResource{Version: "v1alpha1", Resource: "thing"}, schema.GroupVersionResource{Group: "x.io", Version: "v1alpha1", Resource: "things"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := m.ResourceFor(tc.input)
+			if err != nil || got != tc.want {
+				t.Errorf("ResourceFor(%v) = %v, %v; want %v", tc.input, got, err, tc.want)
+			}
+		})
+	}
+	if _, err := m.ResourceFor(schema.GroupVersionResource{Resource: "things/status"}); !meta.IsNoMatchError(err) {
+		t.Errorf("a subresource is mapped: %v", err)
+	}
+	mapping, err := m.RESTMapping(schema.GroupKind{Group: "x.io", Kind: "Thing"})
+	if err != nil || mapping.Resource.Version != "v1" || mapping.Scope.Name() != meta.RESTScopeNameRoot {
+		t.Errorf("Thing mapping = %+v, %v; want v1, cluster-scoped", mapping, err)
+	}
+}
