@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -379,5 +380,36 @@ func TestDynamicInformer(t *testing.T) {
 	}
 	if obj, err := inf.Lister().Namespace("default").Get("after"); err != nil || obj.GetName() != "after" {
 		t.Errorf("lister get = %v, %v", obj, err)
+	}
+}
+
+// TestDynamicExpired: a dynamic watch from a compacted resourceVersion
+// reports 410 as the typed watch does (a refusal or an ERROR event).
+func TestDynamicExpired(t *testing.T) {
+	ctx := context.Background()
+	c := startServer(t, memory.Config{HistoryRevisions: 5})
+	cms := client.NewDynamic(c).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+	first, err := cms.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "cm"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		if _, err := cms.Patch(ctx, "cm", types.MergePatchType, []byte(fmt.Sprintf(`{"data":{"i":"%d"}}`, i)), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: first.GetResourceVersion()})
+	if err == nil {
+		ev := next(t, w)
+		w.Stop()
+		if ev.Type != watch.Error || ev.Status == nil || ev.Status.Code != 410 {
+			t.Fatalf("watch from a compacted resourceVersion: %s %+v, want an ERROR 410", ev.Type, ev.Status)
+		}
+		err = apierrors.FromObject(ev.Status)
+	}
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Errorf("watch from a compacted resourceVersion: %v, want Expired or Gone", err)
 	}
 }
