@@ -11,13 +11,34 @@
 // type. It speaks the API's JSON wire protocol exactly as client-go does:
 // the same paths, query parameters, content types and request bodies.
 //
+// For resources without Go types, such as custom resources:
+//   - DynamicClient (NewDynamic) reads and writes *unstructured.Unstructured
+//     objects of any group, version and resource, with the verbs, options,
+//     errors and retries of ResourceClient, whose code it runs. As in
+//     client-go, its namespace alone decides the URL; list items of built-in
+//     resources, which the server sends without apiVersion and kind, get the
+//     list's. ListerWatcher adapts it for informers.
+//   - MetadataClient (NewMetadata) reads, watches, patches and deletes only
+//     the metadata of objects, as *metav1.PartialObjectMetadata, asking the
+//     server for the meta.k8s.io/v1 PartialObjectMetadata form and reading
+//     the metadata of whole objects from servers that do not answer with it.
+//   - DiscoveryClient (NewDiscovery) reads the server's groups and resources
+//     from the legacy discovery documents (/api, /apis, /apis/{group}/{version}).
+//   - RESTMapper (NewRESTMapper) implements meta.ResettableRESTMapper from
+//     discovery: kind to resource and scope, resource or short name to kind,
+//     preferred versions and categories. It reads discovery on first use and
+//     again, at most once per MinRefreshInterval, when a lookup finds nothing,
+//     so that resources defined later are found.
+//
 // Guarantees:
-//   - A Client and its ResourceClients are safe for concurrent use.
+//   - A Client, its ResourceClients, and the dynamic, metadata and discovery
+//     clients and the RESTMapper are safe for concurrent use.
 //   - Every failure the server reports comes back as an *apierrors.StatusError,
 //     so apierrors.IsNotFound, IsConflict, IsInvalid, IsGone and the other
 //     predicates work on the returned error; a response that is not a
 //     metav1.Status becomes a StatusError derived from the HTTP status code.
-//   - ResourceClient satisfies cache.ListerWatcher. A Watch delivers the
+//   - ResourceClient satisfies cache.ListerWatcher (so do the ListerWatcher
+//     adapters of the dynamic and metadata clients). A Watch delivers the
 //     server's events in order; ERROR events carry the server's *metav1.Status.
 //     Stop is idempotent, closes the response body and the event channel, and
 //     returns only after the goroutine reading the stream has exited.

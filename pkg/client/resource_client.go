@@ -26,6 +26,12 @@ type ResourceClient[T cache.Object] struct {
 	c         *Client
 	res       Resource[T]
 	namespace string // "" is every namespace (list, watch) or the object's own (writes)
+
+	// accept and listAccept, when set, are the Accept headers of requests
+	// answered with one object (and of watches, whose events carry one
+	// object each) and of lists; "" is plain application/json. The metadata
+	// client sets them to ask for PartialObjectMetadata.
+	accept, listAccept string
 }
 
 var _ cache.ListerWatcher[*corev1.Pod] = (*ResourceClient[*corev1.Pod])(nil)
@@ -62,16 +68,7 @@ func (r *ResourceClient[T]) Get(ctx context.Context, name string, opts metav1.Ge
 
 // List returns one page of the objects that opts selects.
 func (r *ResourceClient[T]) List(ctx context.Context, opts metav1.ListOptions) (*cache.List[T], error) {
-	path, err := r.collectionPath(r.namespace)
-	if err != nil {
-		return nil, err
-	}
-	opts.Watch = false
-	q, err := encodeQuery(&opts)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := r.c.do(ctx, Request{Path: path, Query: q}, r.errorContext(""))
+	resp, err := r.listRaw(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +87,20 @@ func (r *ResourceClient[T]) List(ctx context.Context, opts metav1.ListOptions) (
 	return &cache.List[T]{ListMeta: list.Metadata, Items: list.Items}, nil
 }
 
+// listRaw sends a list request and returns the undecoded answer.
+func (r *ResourceClient[T]) listRaw(ctx context.Context, opts metav1.ListOptions) (*Response, error) {
+	path, err := r.collectionPath(r.namespace)
+	if err != nil {
+		return nil, err
+	}
+	opts.Watch = false
+	q, err := encodeQuery(&opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.c.do(ctx, Request{Path: path, Query: q, Header: acceptHeader(nil, r.listAccept)}, r.errorContext(""))
+}
+
 // Watch opens a watch on the objects that opts selects (opts.Watch is set
 // for you). A refusal by the server, such as 410 Expired for a
 // resourceVersion that is too old, is returned as an *apierrors.StatusError.
@@ -105,7 +116,7 @@ func (r *ResourceClient[T]) Watch(ctx context.Context, opts metav1.ListOptions) 
 	if err != nil {
 		return nil, err
 	}
-	return startWatch[T](ctx, r.c, Request{Path: path, Query: q}, r.errorContext(""))
+	return startWatch[T](ctx, r.c, Request{Path: path, Query: q, Header: acceptHeader(nil, r.accept)}, r.errorContext(""))
 }
 
 // Create stores obj, in the client's namespace or, when the client has
@@ -305,6 +316,7 @@ func (r *ResourceClient[T]) write(ctx context.Context, method, path string, obj 
 // call sends req and decodes the answer into a new T.
 func (r *ResourceClient[T]) call(ctx context.Context, req Request, name string) (T, error) {
 	var zero T
+	req.Header = acceptHeader(req.Header, r.accept)
 	resp, err := r.c.do(ctx, req, r.errorContext(name))
 	if err != nil {
 		return zero, err
@@ -420,4 +432,17 @@ func encodeDeleteOptions(opts metav1.DeleteOptions) ([]byte, error) {
 		return nil, fmt.Errorf("client: encode delete options: %w", err)
 	}
 	return data, nil
+}
+
+// acceptHeader returns h with Accept set to accept; h itself when accept
+// is empty (the default, application/json, then applies).
+func acceptHeader(h http.Header, accept string) http.Header {
+	if accept == "" {
+		return h
+	}
+	if h == nil {
+		h = make(http.Header, 1)
+	}
+	h.Set("Accept", accept)
+	return h
 }

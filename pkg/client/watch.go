@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -158,7 +159,7 @@ func parseEvent[T cache.Object](we wireEvent) (cache.Event[T], error) {
 		if len(we.Object) == 0 || string(we.Object) == "null" {
 			return ev, &eventError{fmt.Sprintf("%s event has no object", we.Type)}
 		}
-		if err := utiljson.Unmarshal(we.Object, &ev.Object); err != nil {
+		if err := decodeEventObject(we.Object, &ev.Object); err != nil {
 			return ev, &eventError{fmt.Sprintf("decode %s event object: %v", we.Type, err)}
 		}
 	case watch.Error:
@@ -173,6 +174,26 @@ func parseEvent[T cache.Object](we wireEvent) (cache.Event[T], error) {
 		return ev, &eventError{fmt.Sprintf("got invalid watch event type: %q", we.Type)}
 	}
 	return ev, nil
+}
+
+// decodeEventObject decodes the object of an event into *out. An
+// *unstructured.Unstructured is decoded as a plain JSON object, without
+// the apiVersion and kind its UnmarshalJSON insists on: a bookmark's object
+// may carry no kind (kplane's bookmarks of custom resources do not), and a
+// typed watch does not require one either.
+func decodeEventObject[T cache.Object](data []byte, out *T) error {
+	if u, ok := any(out).(**unstructured.Unstructured); ok {
+		var m map[string]any
+		if err := utiljson.Unmarshal(data, &m); err != nil {
+			return err
+		}
+		if m == nil {
+			return errors.New("object is null")
+		}
+		*u = &unstructured.Unstructured{Object: m}
+		return nil
+	}
+	return utiljson.Unmarshal(data, out)
 }
 
 // isNilPointer reports whether v is a nil pointer (or nil interface).
