@@ -930,3 +930,34 @@ func TestCRDHostileInput(t *testing.T) {
 		t.Fatalf("server unhealthy after the run: %d", resp.code)
 	}
 }
+
+func TestCustomResourceWatchBookmarks(t *testing.T) {
+	e := newTestEnv(t)
+	e.runControllers()
+	e.createCRD(testCRD())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", e.http.URL+widgetsPath+"?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var ev struct {
+			Type   string         `json:"type"`
+			Object map[string]any `json:"object"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "BOOKMARK" {
+			if ev.Object["kind"] != "Widget" || ev.Object["apiVersion"] != "example.com/v1" {
+				t.Errorf("bookmark %v", ev.Object)
+			}
+			return
+		}
+	}
+	t.Fatal("no bookmark")
+}

@@ -124,6 +124,12 @@ func (res *resource) asServed(obj runtime.Object) runtime.Object {
 		res.setKind(cp)
 		return cp
 	}
+	if u.GetKind() == "" {
+		// A bookmark carries only metadata; clients expect its kind too.
+		cp := shallowCopy(u)
+		cp.SetGroupVersionKind(res.info.GVK)
+		return cp
+	}
 	return withAPIVersion(u, res.info.GVK.GroupVersion())
 }
 
@@ -133,11 +139,18 @@ func withAPIVersion(u *unstructured.Unstructured, gv schema.GroupVersion) *unstr
 	if u.GetAPIVersion() == gv.String() {
 		return u
 	}
-	cp := &unstructured.Unstructured{Object: make(map[string]any, len(u.Object))}
+	cp := shallowCopy(u)
+	cp.SetAPIVersion(gv.String())
+	return cp
+}
+
+// shallowCopy copies u's top-level fields, so that they can be set without
+// changing u; nested values stay shared.
+func shallowCopy(u *unstructured.Unstructured) *unstructured.Unstructured {
+	cp := &unstructured.Unstructured{Object: make(map[string]any, len(u.Object)+2)}
 	for k, v := range u.Object {
 		cp.Object[k] = v
 	}
-	cp.SetAPIVersion(gv.String())
 	return cp
 }
 
