@@ -42,8 +42,10 @@ type Config struct {
 	// does not start it.
 	Informers *informers.Factory
 	// Resources are the namespaced resources whose objects are deleted with
-	// a namespace. Defaults to every namespaced resource of
-	// registry.Builtin(), events included, as Kubernetes deletes all.
+	// a namespace. Nil, the default, discovers them from the server at
+	// every sync, as kube-controller-manager does: every namespaced
+	// resource of each group's preferred version that can be listed and
+	// deleted, events and custom resources included.
 	Resources []schema.GroupVersionResource
 	// RecheckInterval is how long to wait before looking again at a
 	// namespace whose content is still being deleted. Defaults to
@@ -91,9 +93,6 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Resources == nil {
-		cfg.Resources = DefaultResources()
-	}
 	for _, gvr := range cfg.Resources {
 		if gvr.Resource == "" || gvr.Version == "" {
 			return nil, fmt.Errorf("namespace: resource %v lacks a version or a name", gvr)
@@ -112,6 +111,7 @@ func New(cfg Config) (*Controller, error) {
 		namespaces: client.NewResource(cfg.Client, client.Namespaces),
 		client:     cfg.Client,
 		resources:  cfg.Resources,
+		discovery:  client.NewDiscovery(cfg.Client),
 		clock:      cfg.Clock,
 		recheck:    cfg.RecheckInterval,
 	}
@@ -154,7 +154,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return c.ctrl.Run(ctx, workers)
 }
 
-// DefaultResources returns every namespaced resource kplane serves.
+// DefaultResources returns every namespaced built-in resource kplane serves,
+// for a Config.Resources that needs no discovery.
 func DefaultResources() []schema.GroupVersionResource {
 	var out []schema.GroupVersionResource
 	for _, st := range registry.Builtin() {

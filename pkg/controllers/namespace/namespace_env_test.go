@@ -7,8 +7,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/client"
 	"github.com/kplane/kplane/pkg/informers"
@@ -18,9 +21,9 @@ import (
 // startEnv starts a testenv server running the namespace controller on the
 // real clock, syncing at once and rechecking remaining content every 20ms
 // so that the test moves on quickly.
-func startEnv(t *testing.T) *testenv.Env {
+func startEnv(t *testing.T, opts ...testenv.Option) *testenv.Env {
 	t.Helper()
-	return testenv.Start(t, testenv.WithController(Name, func(ctx context.Context, env *testenv.Env) error {
+	return testenv.Start(t, append(opts, testenv.WithController(Name, func(ctx context.Context, env *testenv.Env) error {
 		logger := slog.New(slog.DiscardHandler)
 		f, err := informers.New(informers.Config{Client: env.Client, Logger: logger})
 		if err != nil {
@@ -33,7 +36,7 @@ func startEnv(t *testing.T) *testenv.Env {
 		}
 		f.Start(ctx)
 		return c.Run(ctx, 2)
-	}))
+	}))...)
 }
 
 func condition(ns *corev1.Namespace, t corev1.NamespaceConditionType) *corev1.NamespaceCondition {
@@ -138,4 +141,41 @@ func TestEnvEmptyNamespaceGoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.WaitForDeletion(t, env, client.Namespaces, ns)
+}
+
+// A terminating namespace's custom resources are deleted too: the
+// controller finds their resource through discovery, including a CRD
+// created after it started.
+func TestEnvNamespaceDeletionCustomResources(t *testing.T) {
+	env := startEnv(t)
+	ctx := t.Context()
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}},
+		},
+	}
+	if _, err := client.NewResource(env.Client, testenv.CustomResourceDefinitions).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, env, testenv.CustomResourceDefinitions, crd.Name, func(c *apiextensionsv1.CustomResourceDefinition) bool {
+		return len(c.Status.Conditions) > 0 && c.Status.AcceptedNames.Kind == "Widget"
+	})
+	widgets := client.Resource[*unstructured.Unstructured]{GroupVersionResource: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Kind: "Widget", Namespaced: true}
+	ns := env.Namespace(t)
+	for _, name := range []string{"a", "b"} {
+		w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": name, "namespace": ns}}}
+		if _, err := client.NewResource(env.Client, widgets).Namespace(ns).Create(ctx, w, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := client.NewResource(env.Client, client.Namespaces).Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitForDeletion(t, env, client.Namespaces, ns)
+	testenv.WaitForDeletion(t, env, widgets, ns+"/a")
+	testenv.WaitForDeletion(t, env, widgets, ns+"/b")
 }

@@ -28,7 +28,10 @@ type syncer struct {
 	lister       *cache.Lister[*corev1.Namespace]
 	namespaces   *client.ResourceClient[*corev1.Namespace]
 	client       *client.Client
+	// resources, when not nil, are the resources to empty; otherwise
+	// discovery finds them.
 	resources    []schema.GroupVersionResource
+	discovery    *client.DiscoveryClient
 	clock        clock.Clock
 	recheck      time.Duration
 	enqueueAfter func(key string, d time.Duration)
@@ -59,7 +62,12 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 	if ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
 		return nil
 	}
-	res := s.deleteAllContent(ctx, ns.Name)
+	resources, discoveryErr := s.namespacedResources(ctx)
+	res := s.deleteAllContent(ctx, ns.Name, resources)
+	res.discoveryErr = discoveryErr
+	if discoveryErr != nil {
+		res.errs = append(res.errs, discoveryErr)
+	}
 	if err := s.updateStatus(ctx, ns, res.conditions(metav1.NewTime(s.clock.Now()))); err != nil {
 		return err
 	}
@@ -75,19 +83,51 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 
 // contentResult is what deleting a namespace's content found.
 type contentResult struct {
-	// errs are the failed deletions and lists.
+	// errs are the failed deletions and lists, and a failed discovery.
 	errs []error
+	// discoveryErr is set when discovery failed (for some groups).
+	discoveryErr error
 	// remaining counts the objects left per resource, and finalizers the
 	// objects left that each finalizer holds.
 	remaining  map[schema.GroupVersionResource]int
 	finalizers map[string]int
 }
 
+// namespacedResources returns the resources a namespace's content may be
+// of: the configured ones, or those discovery finds. With a discovery that
+// failed for some groups, it returns the others and the error.
+func (s *syncer) namespacedResources(ctx context.Context) ([]schema.GroupVersionResource, error) {
+	if s.resources != nil {
+		return s.resources, nil
+	}
+	groups, lists, err := s.discovery.ServerGroupsAndResources(ctx)
+	if err != nil && len(lists) == 0 {
+		return nil, err
+	}
+	preferred := map[string]string{}
+	for _, g := range groups {
+		preferred[g.Name] = g.PreferredVersion.GroupVersion
+	}
+	var out []schema.GroupVersionResource
+	for _, l := range lists {
+		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
+		if perr != nil || preferred[gv.Group] != l.GroupVersion {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if r.Namespaced && !strings.Contains(r.Name, "/") && slices.Contains(r.Verbs, "delete") && slices.Contains(r.Verbs, "list") {
+				out = append(out, gv.WithResource(r.Name))
+			}
+		}
+	}
+	return out, err
+}
+
 // deleteAllContent deletes the objects of every resource in namespace ns and
 // counts what is left.
-func (s *syncer) deleteAllContent(ctx context.Context, ns string) contentResult {
+func (s *syncer) deleteAllContent(ctx context.Context, ns string, resources []schema.GroupVersionResource) contentResult {
 	res := contentResult{remaining: map[schema.GroupVersionResource]int{}, finalizers: map[string]int{}}
-	for _, gvr := range s.resources {
+	for _, gvr := range resources {
 		left, err := s.deleteResource(ctx, gvr, ns)
 		if err != nil {
 			res.errs = append(res.errs, err)
@@ -158,6 +198,7 @@ const (
 	reasonContentDeleted         = "ContentDeleted"
 	reasonContentDeletionFailed  = "ContentDeletionFailed"
 	reasonContentRemoved         = "ContentRemoved"
+	reasonDiscoveryFailed        = "DiscoveryFailed"
 	reasonSomeResourcesRemain    = "SomeResourcesRemain"
 	reasonContentHasNoFinalizers = "ContentHasNoFinalizers"
 	reasonSomeFinalizersRemain   = "SomeFinalizersRemain"
@@ -169,19 +210,21 @@ func (r contentResult) conditions(now metav1.Time) []corev1.NamespaceCondition {
 	cond := func(t corev1.NamespaceConditionType, status corev1.ConditionStatus, reason, msg string) corev1.NamespaceCondition {
 		return corev1.NamespaceCondition{Type: t, Status: status, LastTransitionTime: now, Reason: reason, Message: msg}
 	}
+	discovered := cond(corev1.NamespaceDeletionDiscoveryFailure, corev1.ConditionFalse, reasonResourcesDiscovered, "All resources successfully discovered")
+	if r.discoveryErr != nil {
+		discovered = cond(corev1.NamespaceDeletionDiscoveryFailure, corev1.ConditionTrue, reasonDiscoveryFailed, "Discovery failed for some groups: "+r.discoveryErr.Error())
+	}
 	out := []corev1.NamespaceCondition{
-		// The resources come from the configuration: nothing to discover
-		// or parse can fail.
-		cond(corev1.NamespaceDeletionDiscoveryFailure, corev1.ConditionFalse, reasonResourcesDiscovered, "All resources successfully discovered"),
+		discovered,
 		cond(corev1.NamespaceDeletionGVParsingFailure, corev1.ConditionFalse, reasonParsedGroupVersions, "All legacy kube types successfully parsed"),
 	}
-	if len(r.errs) > 0 {
-		msgs := make([]string, len(r.errs))
-		for i, err := range r.errs {
+	if errs := slices.DeleteFunc(slices.Clone(r.errs), func(err error) bool { return err == r.discoveryErr }); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, err := range errs {
 			msgs[i] = err.Error()
 		}
 		out = append(out, cond(corev1.NamespaceDeletionContentFailure, corev1.ConditionTrue, reasonContentDeletionFailed,
-			fmt.Sprintf("Failed to delete all resource types, %d remaining: %s", len(r.errs), strings.Join(msgs, ", "))))
+			fmt.Sprintf("Failed to delete all resource types, %d remaining: %s", len(errs), strings.Join(msgs, ", "))))
 	} else {
 		out = append(out, cond(corev1.NamespaceDeletionContentFailure, corev1.ConditionFalse, reasonContentDeleted, "All content successfully deleted, may be waiting on finalization"))
 	}
