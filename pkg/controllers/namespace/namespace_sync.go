@@ -25,9 +25,9 @@ import (
 // syncer holds what a sync needs; it is safe for concurrent use by the
 // workers (it keeps no per-sync state).
 type syncer struct {
-	lister       *cache.Lister[*corev1.Namespace]
-	namespaces   *client.ResourceClient[*corev1.Namespace]
-	client       *client.Client
+	lister     *cache.Lister[*corev1.Namespace]
+	namespaces *client.ResourceClient[*corev1.Namespace]
+	client     *client.Client
 	// resources, when not nil, are the resources to empty; otherwise
 	// discovery finds them.
 	resources    []schema.GroupVersionResource
