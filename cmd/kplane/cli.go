@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/client"
@@ -15,7 +15,6 @@ import (
 type apiResource struct {
 	group, version, resource, kind string
 	namespaced                     bool
-	aliases                        []string
 }
 
 // path returns the collection path of r in namespace ns ("" is all).
@@ -34,66 +33,79 @@ func (r apiResource) apiVersion() string {
 	return r.group + "/" + r.version
 }
 
-// builtinResources are the resources kplane serves.
-var builtinResources = []apiResource{
-	{"", "v1", "pods", "Pod", true, []string{"pod", "po"}},
-	{"", "v1", "nodes", "Node", false, []string{"node", "no"}},
-	{"", "v1", "namespaces", "Namespace", false, []string{"namespace", "ns"}},
-	{"", "v1", "events", "Event", true, []string{"event", "ev"}},
-	{"", "v1", "configmaps", "ConfigMap", true, []string{"configmap", "cm"}},
-	{"", "v1", "secrets", "Secret", true, []string{"secret"}},
-	{"apps", "v1", "deployments", "Deployment", true, []string{"deployment", "deploy"}},
-	{"apps", "v1", "replicasets", "ReplicaSet", true, []string{"replicaset", "rs"}},
-	{"coordination.k8s.io", "v1", "leases", "Lease", true, []string{"lease"}},
+// resources finds the resources the server serves, built-in and custom,
+// through its discovery documents.
+type resources struct {
+	mapper *client.RESTMapper
 }
 
-// lookupResource finds a resource by plural, singular, short name or
-// kind, case-insensitively, optionally qualified by group
-// ("deployments.apps").
-func lookupResource(name string) (apiResource, error) {
+func newResources(c *client.Client) (*resources, error) {
+	m, err := client.NewRESTMapper(client.RESTMapperConfig{Discovery: client.NewDiscovery(c)})
+	if err != nil {
+		return nil, err
+	}
+	return &resources{mapper: m}, nil
+}
+
+// lookup finds a resource by plural, singular or short name, or kind,
+// case-insensitively, optionally qualified by group ("deployments.apps").
+func (rs *resources) lookup(name string) (apiResource, error) {
 	n := strings.ToLower(name)
-	base, group, qualified := strings.Cut(n, ".")
-	for _, r := range builtinResources {
-		if qualified && group != r.group {
-			continue
-		}
-		if base == r.resource || base == strings.ToLower(r.kind) || slices.Contains(r.aliases, base) {
-			return r, nil
-		}
+	base, group, _ := strings.Cut(n, ".")
+	gvr, err := rs.mapper.ResourceFor(schema.GroupVersionResource{Group: group, Resource: base})
+	if meta.IsNoMatchError(err) {
+		return apiResource{}, fmt.Errorf("the server doesn't have a resource type %q", name)
 	}
-	var known []string
-	for _, r := range builtinResources {
-		known = append(known, r.resource)
+	if err != nil {
+		return apiResource{}, err
 	}
-	return apiResource{}, fmt.Errorf("the server doesn't have a resource type %q (known: %s)", name, strings.Join(known, ", "))
+	gvk, err := rs.mapper.KindFor(gvr)
+	if err != nil {
+		return apiResource{}, err
+	}
+	return rs.byKind(gvk)
+}
+
+// byKind finds the resource of apiVersion and kind.
+func (rs *resources) byKind(gvk schema.GroupVersionKind) (apiResource, error) {
+	m, err := rs.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return apiResource{}, fmt.Errorf("no resource for kind %q in %q", gvk.Kind, gvk.GroupVersion().String())
+	}
+	if err != nil {
+		return apiResource{}, err
+	}
+	return apiResource{
+		group: m.Resource.Group, version: m.Resource.Version, resource: m.Resource.Resource,
+		kind: m.GroupVersionKind.Kind, namespaced: m.Scope.Name() == meta.RESTScopeNameNamespace,
+	}, nil
 }
 
 // lookupKind finds a resource by apiVersion and kind.
-func lookupKind(apiVersion, kind string) (apiResource, error) {
-	for _, r := range builtinResources {
-		if r.apiVersion() == apiVersion && r.kind == kind {
-			return r, nil
-		}
+func (rs *resources) lookupKind(apiVersion, kind string) (apiResource, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return apiResource{}, err
 	}
-	return apiResource{}, fmt.Errorf("no resource for kind %q in %q", kind, apiVersion)
+	return rs.byKind(gv.WithKind(kind))
 }
 
 // splitTypeName splits "type/name" or the pair "type name".
-func splitTypeName(args []string) (apiResource, []string, error) {
+func (rs *resources) splitTypeName(args []string) (apiResource, []string, error) {
 	if len(args) == 0 {
 		return apiResource{}, nil, fmt.Errorf("a resource type is required, such as pods or deployment/web")
 	}
 	typ, name, slash := strings.Cut(args[0], "/")
-	r, err := lookupResource(typ)
-	if err != nil {
-		return apiResource{}, nil, err
-	}
 	names := args[1:]
 	if slash {
 		if name == "" || len(args) > 1 {
 			return apiResource{}, nil, fmt.Errorf("use either TYPE/NAME or TYPE NAME..., not %q", strings.Join(args, " "))
 		}
 		names = []string{name}
+	}
+	r, err := rs.lookup(typ)
+	if err != nil {
+		return apiResource{}, nil, err
 	}
 	return r, names, nil
 }
@@ -114,6 +126,19 @@ func (o *cliOptions) addFlags(cmd *cobra.Command, allNamespaces bool) {
 	if allNamespaces {
 		f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list across all namespaces")
 	}
+}
+
+// connect is client, with the server's resources to resolve names by.
+func (o *cliOptions) connect() (*client.Client, string, *resources, error) {
+	c, ns, err := o.client()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	rs, err := newResources(c)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return c, ns, rs, nil
 }
 
 // client connects as the kubeconfig says and returns the namespace to use.

@@ -5,10 +5,34 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kplane/kplane/pkg/testenv"
 )
 
+// testResources resolves names against a test server serving a CRD too.
+func testResources(t *testing.T) *resources {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget", ShortNames: []string{"wd"}},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}},
+		},
+	}
+	env := testenv.Start(t, testenv.WithCRDs(crd))
+	rs, err := newResources(env.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
 func TestSplitTypeName(t *testing.T) {
+	rs := testResources(t)
 	tests := []struct {
 		args      []string
 		resource  string
@@ -24,14 +48,16 @@ func TestSplitTypeName(t *testing.T) {
 		{args: []string{"rs"}, resource: "replicasets"},
 		{args: []string{"leases.coordination.k8s.io"}, resource: "leases"},
 		{args: []string{"deployments.core"}, wantErr: "doesn't have a resource type"},
-		{args: []string{"widgets"}, wantErr: `resource type "widgets"`},
+		{args: []string{"gadgets"}, wantErr: `the server doesn't have a resource type "gadgets"`},
+		{args: []string{"wd/a"}, resource: "widgets", names: "a", wantGroup: "example.com"},
+		{args: []string{"widget.example.com", "a"}, resource: "widgets", names: "a"},
 		{args: []string{"deploy/"}, wantErr: "TYPE/NAME"},
 		{args: []string{"deploy/a", "b"}, wantErr: "TYPE/NAME"},
 		{args: nil, wantErr: "a resource type is required"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			r, names, err := splitTypeName(tt.args)
+			r, names, err := rs.splitTypeName(tt.args)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -52,8 +78,9 @@ func TestSplitTypeName(t *testing.T) {
 }
 
 func TestResourcePathsAndNames(t *testing.T) {
-	dep, _ := lookupResource("deployments")
-	node, _ := lookupResource("nodes")
+	rs := testResources(t)
+	dep, _ := rs.lookup("deployments")
+	node, _ := rs.lookup("nodes")
 	for _, tt := range []struct{ got, want string }{
 		{dep.path("ns1"), "/apis/apps/v1/namespaces/ns1/deployments"},
 		{dep.path(""), "/apis/apps/v1/deployments"},
@@ -66,11 +93,14 @@ func TestResourcePathsAndNames(t *testing.T) {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
 		}
 	}
-	if _, err := lookupKind("apps/v1", "Deployment"); err != nil {
+	if _, err := rs.lookupKind("apps/v1", "Deployment"); err != nil {
 		t.Error(err)
 	}
-	if _, err := lookupKind("v1", "Deployment"); err == nil {
+	if _, err := rs.lookupKind("v1", "Deployment"); err == nil {
 		t.Error("Deployment found in v1")
+	}
+	if w, err := rs.lookupKind("example.com/v1", "Widget"); err != nil || w.resource != "widgets" || !w.namespaced {
+		t.Errorf("Widget: %+v, %v", w, err)
 	}
 }
 

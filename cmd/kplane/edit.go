@@ -28,21 +28,21 @@ func newDeleteCommand() *cobra.Command {
 		Short:   "Delete resources by name",
 		Example: "  kplane delete deployment web\n  kplane delete pod/web-1 --cascade=orphan",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, names, err := splitTypeName(args)
-			if err != nil {
-				return err
-			}
-			if len(names) == 0 {
-				return errors.New("name the objects to delete")
-			}
 			policy := map[string]metav1.DeletionPropagation{"background": metav1.DeletePropagationBackground,
 				"foreground": metav1.DeletePropagationForeground, "orphan": metav1.DeletePropagationOrphan}[cascade]
 			if policy == "" {
 				return fmt.Errorf("--cascade must be background, foreground or orphan, not %q", cascade)
 			}
-			c, ns, err := o.client()
+			c, ns, rs, err := o.connect()
 			if err != nil {
 				return err
+			}
+			r, names, err := rs.splitTypeName(args)
+			if err != nil {
+				return err
+			}
+			if len(names) == 0 {
+				return errors.New("name the objects to delete")
 			}
 			body, err := json.Marshal(metav1.DeleteOptions{
 				TypeMeta:          metav1.TypeMeta{APIVersion: "v1", Kind: "DeleteOptions"},
@@ -82,22 +82,19 @@ func newScaleCommand() *cobra.Command {
 		Short:   "Set the replicas of a Deployment or ReplicaSet",
 		Example: "  kplane scale deployment/web --replicas=5",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, names, err := splitTypeName(args)
-			if err != nil {
-				return err
-			}
-			if r.resource != "deployments" && r.resource != "replicasets" {
-				return fmt.Errorf("%s cannot be scaled; deployments and replicasets can", r.resource)
-			}
-			if len(names) != 1 {
-				return errors.New("name exactly one object to scale")
-			}
 			if replicas < 0 {
 				return fmt.Errorf("--replicas must be set and not negative")
 			}
-			c, ns, err := o.client()
+			c, ns, rs, err := o.connect()
 			if err != nil {
 				return err
+			}
+			r, names, err := rs.splitTypeName(args)
+			if err != nil {
+				return err
+			}
+			if len(names) != 1 {
+				return errors.New("name exactly one object to scale")
 			}
 			patch := []byte(`{"spec":{"replicas":` + strconv.Itoa(replicas) + `}}`)
 			if _, err := c.Do(cmd.Context(), client.Request{Method: http.MethodPatch, Path: r.path(ns) + "/" + url.PathEscape(names[0]) + "/scale",
@@ -138,7 +135,7 @@ the object.`,
 			if err != nil {
 				return err
 			}
-			c, ns, err := o.client()
+			c, ns, rs, err := o.connect()
 			if err != nil {
 				return err
 			}
@@ -153,7 +150,7 @@ the object.`,
 				if len(obj) == 0 {
 					continue
 				}
-				if err := applyObject(cmd, c, ns, obj); err != nil {
+				if err := applyObject(cmd, c, rs, ns, obj); err != nil {
 					return fmt.Errorf("%s: document %d: %w", file, i, err)
 				}
 			}
@@ -164,13 +161,13 @@ the object.`,
 	return cmd
 }
 
-func applyObject(cmd *cobra.Command, c *client.Client, defaultNS string, obj map[string]any) error {
+func applyObject(cmd *cobra.Command, c *client.Client, rs *resources, defaultNS string, obj map[string]any) error {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if apiVersion == "" || kind == "" {
 		return errors.New("apiVersion and kind are required")
 	}
-	r, err := lookupKind(apiVersion, kind)
+	r, err := rs.lookupKind(apiVersion, kind)
 	if err != nil {
 		return err
 	}

@@ -32,11 +32,11 @@ func newGetCommand() *cobra.Command {
   kplane get deployment/web -o yaml
   kplane get rs -A -l app=web`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, names, err := splitTypeName(args)
+			c, ns, rs, err := o.connect()
 			if err != nil {
 				return err
 			}
-			c, ns, err := o.client()
+			r, names, err := rs.splitTypeName(args)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -35,14 +36,24 @@ func newRolloutCommand() *cobra.Command {
 	return cmd
 }
 
-// deploymentArg resolves "deployment/NAME" or "deployment NAME".
+// deploymentArg resolves "deployment/NAME" or "deployment NAME": rollout
+// works on Deployments alone, so no discovery is needed.
 func deploymentArg(args []string) (string, error) {
-	r, names, err := splitTypeName(args)
-	if err != nil {
-		return "", err
+	if len(args) == 0 {
+		return "", fmt.Errorf("a resource type is required, such as deployment/web")
 	}
-	if r.resource != "deployments" {
-		return "", fmt.Errorf("rollout works on deployments, not %s", r.resource)
+	typ, name, slash := strings.Cut(args[0], "/")
+	names := args[1:]
+	if slash {
+		if name == "" || len(args) > 1 {
+			return "", fmt.Errorf("use either TYPE/NAME or TYPE NAME..., not %q", strings.Join(args, " "))
+		}
+		names = []string{name}
+	}
+	switch strings.ToLower(typ) {
+	case "deployment", "deployments", "deploy", "deployment.apps", "deployments.apps":
+	default:
+		return "", fmt.Errorf("rollout works on deployments, not %s", typ)
 	}
 	if len(names) != 1 {
 		return "", errors.New("name exactly one deployment")
