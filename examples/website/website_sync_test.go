@@ -273,7 +273,11 @@ func TestSync(t *testing.T) {
 		},
 		{
 			name: "deleted: deployment deleted, finalizer kept",
-			site: func() *Website { w := website("blog", "nginx:1.27", 1); w.DeletionTimestamp = &metav1.Time{Time: t0}; return w }(),
+			site: func() *Website {
+				w := website("blog", "nginx:1.27", 1)
+				w.DeletionTimestamp = &metav1.Time{Time: t0}
+				return w
+			}(),
 			deployment: func(site *Website) *appsv1.Deployment {
 				return deploymentFor(site)
 			},
@@ -282,7 +286,11 @@ func TestSync(t *testing.T) {
 		},
 		{
 			name: "deleted, deployment going: wait",
-			site: func() *Website { w := website("blog", "nginx:1.27", 1); w.DeletionTimestamp = &metav1.Time{Time: t0}; return w }(),
+			site: func() *Website {
+				w := website("blog", "nginx:1.27", 1)
+				w.DeletionTimestamp = &metav1.Time{Time: t0}
+				return w
+			}(),
 			deployment: func(site *Website) *appsv1.Deployment {
 				d := deploymentFor(site)
 				d.DeletionTimestamp = &metav1.Time{Time: t0}
@@ -291,7 +299,11 @@ func TestSync(t *testing.T) {
 		},
 		{
 			name: "deleted, deployment gone: finalizer removed",
-			site: func() *Website { w := website("blog", "nginx:1.27", 1); w.DeletionTimestamp = &metav1.Time{Time: t0}; return w }(),
+			site: func() *Website {
+				w := website("blog", "nginx:1.27", 1)
+				w.DeletionTimestamp = &metav1.Time{Time: t0}
+				return w
+			}(),
 			wantAct: []string{
 				"update website ns/blog finalizers=[]",
 			},
@@ -299,7 +311,11 @@ func TestSync(t *testing.T) {
 		},
 		{
 			name: "deleted, someone else's deployment: finalizer removed, deployment kept",
-			site: func() *Website { w := website("blog", "nginx:1.27", 1); w.DeletionTimestamp = &metav1.Time{Time: t0}; return w }(),
+			site: func() *Website {
+				w := website("blog", "nginx:1.27", 1)
+				w.DeletionTimestamp = &metav1.Time{Time: t0}
+				return w
+			}(),
 			deployment: func(*Website) *appsv1.Deployment {
 				return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "blog", UID: "theirs"}}
 			},
