@@ -190,6 +190,50 @@ func TestEndToEnd(t *testing.T) {
 	waitForEvent(t, env, ns, "blog", ReasonCleanedUp)
 }
 
+// TestDeletionWaitsForDeployment: the finalizer stays on a deleted
+// Website for as long as the server has its Deployment, here held by a
+// finalizer of someone else's.
+func TestDeletionWaitsForDeployment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an API server")
+	}
+	env, ns := startE2E(t)
+	ctx := t.Context()
+	sites := client.NewResource(env.Client, Websites).Namespace(ns)
+	deployments := client.NewResource(env.Client, client.Deployments).Namespace(ns)
+	key := ns + "/slow"
+	site, err := sites.Create(ctx, &Website{ObjectMeta: metav1.ObjectMeta{Name: "slow"}, Spec: WebsiteSpec{Image: "nginx:1.27"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, env, client.Deployments, key, func(d *appsv1.Deployment) bool { return controlledBy(d, site) })
+	const hold = "test.examples.kplane.dev/hold"
+	if _, err := deployments.Patch(ctx, "slow", types.MergePatchType, []byte(`{"metadata":{"finalizers":["`+hold+`"]}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := sites.Delete(ctx, "slow", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, env, client.Deployments, key, func(d *appsv1.Deployment) bool { return d.DeletionTimestamp != nil })
+	waitForEvent(t, env, ns, "slow", ReasonDeleting)
+	got, err := sites.Get(ctx, "slow", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("website gone while its deployment is not: %v", err)
+	}
+	if got.DeletionTimestamp == nil || len(got.Finalizers) != 1 || got.Finalizers[0] != Finalizer {
+		t.Fatalf("deleted website's metadata: %+v", got.ObjectMeta)
+	}
+
+	// Once the Deployment goes, so do the finalizer and the Website.
+	if _, err := deployments.Patch(ctx, "slow", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitForDeletion(t, env, client.Deployments, key)
+	testenv.WaitForDeletion(t, env, Websites, key)
+	waitForEvent(t, env, ns, "slow", ReasonCleanedUp)
+}
+
 // TestInvalidWebsite: the server refuses what the CRD's schema and CEL
 // rule forbid, with 422 and the reasons.
 func TestInvalidWebsite(t *testing.T) {

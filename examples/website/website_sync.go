@@ -162,10 +162,15 @@ func (s *syncer) finalize(ctx context.Context, site *Website) error {
 		if ref := metav1.GetControllerOf(d); ref != nil && ref.UID == site.UID {
 			if d.DeletionTimestamp == nil {
 				err := s.api.DeleteDeployment(ctx, d.Namespace, d.Name, d.UID)
-				if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				switch {
+				case err == nil:
+					s.recorder.Eventf(site, corev1.EventTypeNormal, ReasonDeleting, "Deleting Deployment %q", d.Name)
+				case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+					// Gone, or replaced since we read it: either way
+					// its deletion event brings this key back.
+				default:
 					return err
 				}
-				s.recorder.Eventf(site, corev1.EventTypeNormal, ReasonDeleting, "Deleting Deployment %q", d.Name)
 			}
 			// Its deletion event brings this key back.
 			return nil

@@ -515,3 +515,24 @@ func TestDeepCopy(t *testing.T) {
 		t.Error("list copy shares items")
 	}
 }
+
+// TestSyncDeleteConflict: a Deployment replaced since it was read is not
+// deleted, and no event claims it was; its deletion event brings the key
+// back.
+func TestSyncDeleteConflict(t *testing.T) {
+	f := newFixture(t)
+	site := website("blog", "nginx:1.27", 1)
+	site.DeletionTimestamp = &metav1.Time{Time: t0}
+	f.addWebsite(site)
+	f.addDeployment(deploymentFor(site), false)
+	f.api.err = apierrors.NewConflict(deploymentsGR, "blog", fmt.Errorf("uid precondition failed"))
+	if err := f.s.sync(t.Context(), "ns/blog"); err != nil {
+		t.Fatalf("sync = %v, want nil", err)
+	}
+	if diff := cmp.Diff([]string{"delete deployment ns/blog uid=deploy-blog"}, f.api.actions); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	if len(f.events.events) != 0 {
+		t.Errorf("events = %v, want none", f.events.events)
+	}
+}
