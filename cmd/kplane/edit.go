@@ -97,9 +97,17 @@ func newScaleCommand() *cobra.Command {
 				return errors.New("name exactly one object to scale")
 			}
 			patch := []byte(`{"spec":{"replicas":` + strconv.Itoa(replicas) + `}}`)
-			if _, err := c.Do(cmd.Context(), client.Request{Method: http.MethodPatch, Path: r.path(ns) + "/" + url.PathEscape(names[0]) + "/scale",
+			objPath := r.path(ns) + "/" + url.PathEscape(names[0])
+			if _, err := c.Do(cmd.Context(), client.Request{Method: http.MethodPatch, Path: objPath + "/scale",
 				Header: http.Header{"Content-Type": {"application/merge-patch+json"}}, Body: patch}); err != nil {
-				return err
+				if !apierrors.IsNotFound(err) {
+					return err
+				}
+				// Either the object or its scale subresource is missing: say which.
+				if _, getErr := c.Do(cmd.Context(), client.Request{Path: objPath}); getErr != nil {
+					return getErr
+				}
+				return fmt.Errorf("%s cannot be scaled: they have no scale subresource", r.resource)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s scaled\n", qualifiedName(r, names[0]))
 			return nil

@@ -112,7 +112,8 @@ func TestCLIDeploymentLifecycle(t *testing.T) {
 	}{
 		{[]string{"get", "pods", "nope"}, `pods "nope" not found`},
 		{[]string{"get", "widgets"}, `doesn't have a resource type "widgets"`},
-		{[]string{"scale", "pod/x", "--replicas=1"}, "pods cannot be scaled"},
+		{[]string{"scale", "pod/x", "--replicas=1"}, `pods "x" not found`},
+		{[]string{"scale", "namespace/default", "--replicas=1"}, "namespaces cannot be scaled: they have no scale subresource"},
 		{[]string{"rollout", "undo", "deployment/missing"}, `deployments.apps "missing" not found`},
 		{[]string{"get", "pods", "-o", "toml"}, "--output must be one of"},
 	} {
