@@ -184,10 +184,8 @@ func TestSlowWatcherGetsExpired(t *testing.T) {
 	fc.Step(time.Minute)
 	select {
 	case <-w.(*watcher).done:
-	case <-time.After(time.Minute):
-		// A hang guard: ending the watcher cancels its etcd watch, which
-		// took over 20s once on a loaded CI machine.
-		t.Fatal("slow watcher still running a minute after its timeout")
+	case <-time.After(20 * time.Second):
+		t.Fatal("slow watcher still running 20s after its timeout")
 	}
 	var got []watch.EventType
 	var last storage.Event
@@ -228,5 +226,39 @@ func TestCloseEndsWatches(t *testing.T) {
 	}
 	if err := s.Get(context.Background(), "/configmaps/ns/a", storage.GetOptions{}, &corev1.ConfigMap{}); err == nil {
 		t.Error("Get after Close succeeded")
+	}
+}
+
+// A watcher too slow while it still sends the initial state is closed
+// with Expired too, and sends nothing after: it must not go on to watch
+// (the initial events of objects created before the watch began).
+func TestSlowWatcherExpiredDuringInitialEvents(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Now())
+	b := newTestBackend(t, Config{Clock: fc, WatchBufferSize: 2, SlowWatcherTimeout: time.Minute})
+	s, err := b.Storage(cmConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		createCM(t, s, fmt.Sprintf("c%d", i))
+	}
+	w, err := s.Watch(context.Background(), "/configmaps", storage.ListOptions{Recursive: true, ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	waitForTimer(t, fc)
+	fc.Step(time.Minute)
+	select {
+	case <-w.(*watcher).done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("slow watcher still running 20s after its timeout")
+	}
+	var got []watch.EventType
+	for ev := range w.ResultChan() {
+		got = append(got, ev.Type)
+	}
+	if len(got) != 2 || got[0] != watch.Added || got[1] != watch.Error {
+		t.Fatalf("events %v, want one Added then the Expired error", got)
 	}
 }

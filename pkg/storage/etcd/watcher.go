@@ -107,6 +107,9 @@ func (w *watcher) run(ctx context.Context, k string, rv uint64) {
 	switch {
 	case sendInitial:
 		rev, err := w.sendInitialEvents(ctx, k, start)
+		if errors.Is(err, errWatcherEnded) {
+			return
+		}
 		if err != nil {
 			w.sendError(ctx, err)
 			return
@@ -190,6 +193,10 @@ func (w *watcher) run(ctx context.Context, k string, rv uint64) {
 	}
 }
 
+// errWatcherEnded is returned by what sends events once the watcher has
+// ended: stopped, or closed as too slow (its reader has the Expired error).
+var errWatcherEnded = errors.New("watcher ended")
+
 // sendInitialEvents sends the objects at k (or below it) as Added events,
 // read at rev, or at the newest revision when rev is 0. It returns the
 // revision read at.
@@ -223,7 +230,7 @@ func (w *watcher) sendInitialEvents(ctx context.Context, k string, rev int64) (i
 				return 0, err
 			}
 			if ok && !w.send(ctx, storage.Event{Type: watch.Added, Object: obj}) {
-				return 0, ctx.Err()
+				return 0, errWatcherEnded
 			}
 		}
 		if !resp.More || end == "" || len(resp.Kvs) == 0 {
