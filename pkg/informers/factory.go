@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
@@ -39,6 +40,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// informerKey names one informer of the factory: a resource may have one
+// per object type, typed, unstructured and metadata-only side by side.
+type informerKey struct {
+	gvr schema.GroupVersionResource
+	typ reflect.Type
+}
+
 // entry is one informer of the factory, seen without its type.
 type entry struct {
 	typ       reflect.Type
@@ -53,10 +61,10 @@ type Factory struct {
 	cfg Config
 
 	mu        sync.Mutex
-	informers map[schema.GroupVersionResource]*entry // guarded by mu
-	cancels   []context.CancelFunc                   // one per Start; guarded by mu
-	shutdown  bool                                   // guarded by mu
-	wg        sync.WaitGroup                         // informer goroutines
+	informers map[informerKey]*entry // guarded by mu
+	cancels   []context.CancelFunc   // one per Start; guarded by mu
+	shutdown  bool                   // guarded by mu
+	wg        sync.WaitGroup         // informer goroutines
 }
 
 // New returns a Factory; it starts nothing.
@@ -70,21 +78,20 @@ func New(cfg Config) (*Factory, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Factory{cfg: cfg, informers: map[schema.GroupVersionResource]*entry{}}, nil
+	return &Factory{cfg: cfg, informers: map[informerKey]*entry{}}, nil
 }
 
-// For returns the factory's informer for gvr, creating it on first use with
-// a ListerWatcher from newLW(namespace), where namespace is the factory's
-// Namespace. It fails if gvr was registered with another object type.
-// An informer created after Start runs at the next Start.
+// For returns the factory's informer of objects of type T for gvr,
+// creating it on first use with a ListerWatcher from newLW(namespace),
+// where namespace is the factory's Namespace. A resource has at most one
+// informer per object type, shared by every caller: a typed, an
+// unstructured (ForDynamic) and a metadata-only (ForMetadata) one may run
+// side by side. An informer created after Start runs at the next Start.
 func For[T cache.Object](f *Factory, gvr schema.GroupVersionResource, newLW func(namespace string) cache.ListerWatcher[T]) (*cache.SharedIndexInformer[T], error) {
-	typ := reflect.TypeFor[T]()
+	key := informerKey{gvr: gvr, typ: reflect.TypeFor[T]()}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if e, ok := f.informers[gvr]; ok {
-		if e.typ != typ {
-			return nil, fmt.Errorf("informers: %s is registered for %s, not %s", gvr, e.typ, typ)
-		}
+	if e, ok := f.informers[key]; ok {
 		return e.informer.(*cache.SharedIndexInformer[T]), nil
 	}
 	if newLW == nil {
@@ -107,8 +114,35 @@ func For[T cache.Object](f *Factory, gvr schema.GroupVersionResource, newLW func
 	if err != nil {
 		return nil, fmt.Errorf("informers: %s: %w", gvr, err)
 	}
-	f.informers[gvr] = &entry{typ: typ, informer: inf, run: inf.Run, hasSynced: inf.HasSynced}
+	f.informers[key] = &entry{typ: key.typ, informer: inf, run: inf.Run, hasSynced: inf.HasSynced}
 	return inf, nil
+}
+
+// ForDynamic returns the factory's informer of gvr's objects as
+// *unstructured.Unstructured, read through the dynamic client: any
+// resource, custom resources included. It fails if the factory has no
+// Client.
+func ForDynamic(f *Factory, gvr schema.GroupVersionResource) (*cache.SharedIndexInformer[*unstructured.Unstructured], error) {
+	if f.cfg.Client == nil {
+		return nil, fmt.Errorf("informers: %s needs a Client", gvr)
+	}
+	d := client.NewDynamic(f.cfg.Client)
+	return For(f, gvr, func(namespace string) cache.ListerWatcher[*unstructured.Unstructured] {
+		return d.Resource(gvr).Namespace(namespace).ListerWatcher()
+	})
+}
+
+// ForMetadata returns the factory's informer of the metadata of gvr's
+// objects (*metav1.PartialObjectMetadata), for controllers that need no
+// more, as the garbage collector. It fails if the factory has no Client.
+func ForMetadata(f *Factory, gvr schema.GroupVersionResource) (*cache.SharedIndexInformer[*metav1.PartialObjectMetadata], error) {
+	if f.cfg.Client == nil {
+		return nil, fmt.Errorf("informers: %s needs a Client", gvr)
+	}
+	m := client.NewMetadata(f.cfg.Client)
+	return For(f, gvr, func(namespace string) cache.ListerWatcher[*metav1.PartialObjectMetadata] {
+		return m.Resource(gvr).Namespace(namespace).ListerWatcher()
+	})
 }
 
 // ForResource returns the informer of a resource read through the factory's
@@ -148,19 +182,19 @@ func (f *Factory) Start(ctx context.Context) {
 }
 
 // WaitForCacheSync blocks until every started informer has synced or ctx
-// ends, and reports for each whether it synced.
+// ends, and reports for each resource whether its informers synced.
 func (f *Factory) WaitForCacheSync(ctx context.Context) map[schema.GroupVersionResource]bool {
 	f.mu.Lock()
-	started := map[schema.GroupVersionResource]func() bool{}
-	for gvr, e := range f.informers {
+	started := map[schema.GroupVersionResource][]func() bool{}
+	for key, e := range f.informers {
 		if e.started {
-			started[gvr] = e.hasSynced
+			started[key.gvr] = append(started[key.gvr], e.hasSynced)
 		}
 	}
 	f.mu.Unlock()
 	out := make(map[schema.GroupVersionResource]bool, len(started))
 	for gvr, synced := range started {
-		out[gvr] = cache.WaitForCacheSync(ctx, synced)
+		out[gvr] = cache.WaitForCacheSync(ctx, synced...)
 	}
 	return out
 }

@@ -69,10 +69,16 @@ func TestForSharesOneInformerPerResource(t *testing.T) {
 	if d := cmp.Diff([]string{"team"}, asked); d != "" {
 		t.Errorf("constructor calls: %s", d)
 	}
-	if _, err := informers.For(f, podsGVR, func(string) cache.ListerWatcher[*corev1.Node] {
+	// Another object type for the same resource (as unstructured and
+	// metadata-only informers are) is an informer of its own.
+	other, err := informers.For(f, podsGVR, func(string) cache.ListerWatcher[*corev1.Node] {
 		return cachetest.New[*corev1.Node](cachetest.Config{})
-	}); err == nil {
-		t.Error("same resource, other type: no error")
+	})
+	if err != nil || other == nil {
+		t.Errorf("same resource, other type: %v", err)
+	}
+	if again, _ := informers.For[*corev1.Pod](f, podsGVR, nil); again != got[0] {
+		t.Error("the first type's informer was replaced")
 	}
 	if _, err := informers.For[*appsv1.ReplicaSet](f, rsGVR, nil); err == nil {
 		t.Error("nil constructor: no error")

@@ -88,8 +88,7 @@ type Config struct {
 	// their dependents are retried with backoff and kept. Built-in
 	// resources are watched through the factory's typed informers (shared
 	// with other controllers); any other resource through a metadata-only
-	// informer (*metav1.PartialObjectMetadata), so no other user of the
-	// factory may register a typed informer for it.
+	// informer (*metav1.PartialObjectMetadata).
 	Resources []Resource
 	// API overrides how objects are read and written. Defaults to Client.
 	API ObjectAPI
