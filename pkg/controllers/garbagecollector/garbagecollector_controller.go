@@ -245,21 +245,30 @@ func (gc *GarbageCollector) monitor(f *informers.Factory, r Resource) (func() bo
 	case client.Leases.GroupVersionResource:
 		return monitorTyped(gc, f, client.Leases, r)
 	}
-	return monitorTyped(gc, f, metadataResource(r), r)
+	inf, err := informers.ForMetadata(f, r.GroupVersionResource)
+	if err != nil {
+		return nil, err
+	}
+	return monitorInformer(gc, inf, r)
 }
 
 func metadataResource(r Resource) client.Resource[*metav1.PartialObjectMetadata] {
 	return client.Resource[*metav1.PartialObjectMetadata]{GroupVersionResource: r.GroupVersionResource, Kind: r.Kind, Namespaced: r.Namespaced}
 }
 
-// monitorTyped feeds the events of res's informer into the graph.
+// monitorTyped feeds the events of res's typed informer into the graph.
 func monitorTyped[T cache.Object](gc *GarbageCollector, f *informers.Factory, res client.Resource[T], r Resource) (func() bool, error) {
 	inf, err := informers.ForResource(f, res)
 	if err != nil {
 		return nil, err
 	}
+	return monitorInformer(gc, inf, r)
+}
+
+// monitorInformer feeds the events of inf, the informer of r, into the graph.
+func monitorInformer[T cache.Object](gc *GarbageCollector, inf *cache.SharedIndexInformer[T], r Resource) (func() bool, error) {
 	gvk := r.GroupVersionKind()
-	_, err = inf.AddEventHandler(cache.HandlerFuncs[T]{
+	_, err := inf.AddEventHandler(cache.HandlerFuncs[T]{
 		AddFunc: func(obj T, _ bool) {
 			gc.graphChanges.Add(&event{typ: addEvent, obj: obj, gvk: gvk})
 		},
