@@ -224,21 +224,32 @@ func namesEqual(a, b apiextensionsv1.CustomResourceDefinitionNames) bool {
 // writeStatus stores names and conds in the status of the CRD name (of
 // uid), re-deciding transition times against the state it finds.
 func (c *crdController) writeStatus(ctx context.Context, name string, uid types.UID, names apiextensionsv1.CustomResourceDefinitionNames, conds []apiextensionsv1.CustomResourceDefinitionCondition) error {
-	q := &request{verb: "update", res: c.res, name: name, subresource: "status"}
-	_, _, err := c.s.write(ctx, q, false, func(current runtime.Object) (runtime.Object, error) {
-		crd := current.(*apiextensions.CRD).DeepCopy()
-		if crd.UID != uid {
-			return nil, apierrors.NewConflict(crdGVR.GroupResource(), name, errors.New("the CustomResourceDefinition was replaced"))
-		}
+	return c.updateCRD(ctx, name, uid, "status", func(crd *apiextensions.CRD) {
 		crd.Status.AcceptedNames = names
 		now := metav1.NewTime(c.s.clock.Now())
 		for _, cond := range conds {
 			apiextensions.SetCondition(crd, cond, now)
 		}
+	})
+}
+
+// errCRDReplaced aborts a write to a CRD deleted and created again.
+var errCRDReplaced = errors.New("the CustomResourceDefinition was replaced")
+
+// updateCRD applies change to the stored CRD name, through subresource
+// ("" or "status"), as long as it is still the CRD of uid. A CRD gone or
+// replaced is no error: its watch event brings the next sync.
+func (c *crdController) updateCRD(ctx context.Context, name string, uid types.UID, subresource string, change func(*apiextensions.CRD)) error {
+	q := &request{verb: "update", res: c.res, name: name, subresource: subresource}
+	_, _, err := c.s.write(ctx, q, false, func(current runtime.Object) (runtime.Object, error) {
+		crd := current.(*apiextensions.CRD).DeepCopy()
+		if crd.UID != uid {
+			return nil, errCRDReplaced
+		}
+		change(crd)
 		return crd, nil
 	})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		// Gone or replaced: its watch event brings the next sync.
+	if apierrors.IsNotFound(err) || errors.Is(err, errCRDReplaced) {
 		return nil
 	}
 	return err
@@ -437,19 +448,9 @@ func (c *crdController) cleanup(ctx context.Context, crd *apiextensions.CRD) err
 		}
 	}
 	c.setTerminating(ctx, crd, "InstanceDeletionCompleted", "removed all instances")
-	q := &request{verb: "update", res: c.res, name: crd.Name}
-	_, _, err := c.s.write(ctx, q, false, func(current runtime.Object) (runtime.Object, error) {
-		cur := current.(*apiextensions.CRD).DeepCopy()
-		if cur.UID != crd.UID {
-			return nil, apierrors.NewNotFound(crdGVR.GroupResource(), crd.Name)
-		}
+	return c.updateCRD(ctx, crd.Name, crd.UID, "", func(cur *apiextensions.CRD) {
 		cur.Finalizers = slices.DeleteFunc(cur.Finalizers, func(f string) bool { return f == apiextensionsv1.CustomResourceCleanupFinalizer })
-		return cur, nil
 	})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
 
 // storageResource returns what serves the storage version of a CRD (or
@@ -468,18 +469,12 @@ func (c *crdController) storageResource(name string) *resource {
 
 // setTerminating writes the CRD's Terminating condition.
 func (c *crdController) setTerminating(ctx context.Context, crd *apiextensions.CRD, reason, message string) {
-	q := &request{verb: "update", res: c.res, name: crd.Name, subresource: "status"}
-	_, _, err := c.s.write(ctx, q, false, func(current runtime.Object) (runtime.Object, error) {
-		cur := current.(*apiextensions.CRD).DeepCopy()
-		if cur.UID != crd.UID {
-			return nil, apierrors.NewNotFound(crdGVR.GroupResource(), crd.Name)
-		}
+	err := c.updateCRD(ctx, crd.Name, crd.UID, "status", func(cur *apiextensions.CRD) {
 		apiextensions.SetCondition(cur, apiextensionsv1.CustomResourceDefinitionCondition{
 			Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionTrue, Reason: reason, Message: message,
 		}, metav1.NewTime(c.s.clock.Now()))
-		return cur, nil
 	})
-	if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil {
 		c.s.log.Warn("writing CustomResourceDefinition status failed", "name", crd.Name, "error", err)
 	}
 }
