@@ -92,22 +92,31 @@ func (rs *resources) lookupKind(apiVersion, kind string) (apiResource, error) {
 
 // splitTypeName splits "type/name" or the pair "type name".
 func (rs *resources) splitTypeName(args []string) (apiResource, []string, error) {
-	if len(args) == 0 {
-		return apiResource{}, nil, fmt.Errorf("a resource type is required, such as pods or deployment/web")
-	}
-	typ, name, slash := strings.Cut(args[0], "/")
-	names := args[1:]
-	if slash {
-		if name == "" || len(args) > 1 {
-			return apiResource{}, nil, fmt.Errorf("use either TYPE/NAME or TYPE NAME..., not %q", strings.Join(args, " "))
-		}
-		names = []string{name}
+	typ, names, err := splitArgs(args)
+	if err != nil {
+		return apiResource{}, nil, err
 	}
 	r, err := rs.lookup(typ)
 	if err != nil {
 		return apiResource{}, nil, err
 	}
 	return r, names, nil
+}
+
+// splitArgs splits "type/name" or "type name..." into the type and names.
+func splitArgs(args []string) (string, []string, error) {
+	if len(args) == 0 {
+		return "", nil, fmt.Errorf("a resource type is required, such as pods or deployment/web")
+	}
+	typ, name, slash := strings.Cut(args[0], "/")
+	names := args[1:]
+	if slash {
+		if name == "" || len(args) > 1 {
+			return "", nil, fmt.Errorf("use either TYPE/NAME or TYPE NAME..., not %q", strings.Join(args, " "))
+		}
+		names = []string{name}
+	}
+	return typ, names, nil
 }
 
 // cliOptions are the connection flags of the CLI commands.

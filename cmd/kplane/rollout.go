@@ -39,16 +39,9 @@ func newRolloutCommand() *cobra.Command {
 // deploymentArg resolves "deployment/NAME" or "deployment NAME": rollout
 // works on Deployments alone, so no discovery is needed.
 func deploymentArg(args []string) (string, error) {
-	if len(args) == 0 {
-		return "", fmt.Errorf("a resource type is required, such as deployment/web")
-	}
-	typ, name, slash := strings.Cut(args[0], "/")
-	names := args[1:]
-	if slash {
-		if name == "" || len(args) > 1 {
-			return "", fmt.Errorf("use either TYPE/NAME or TYPE NAME..., not %q", strings.Join(args, " "))
-		}
-		names = []string{name}
+	typ, names, err := splitArgs(args)
+	if err != nil {
+		return "", err
 	}
 	switch strings.ToLower(typ) {
 	case "deployment", "deployments", "deploy", "deployment.apps", "deployments.apps":
