@@ -77,8 +77,9 @@ type ReflectorConfig[T Object] struct {
 type Reflector[T Object] struct {
 	cfg ReflectorConfig[T]
 
-	mu     sync.Mutex
-	lastRV string // guarded by mu
+	mu      sync.Mutex
+	lastRV  string // guarded by mu
+	lastErr error  // guarded by mu; the error of the last failed cycle
 	// Run's state, owned by the Run goroutine.
 	needList          bool
 	watchListDisabled bool
@@ -143,6 +144,22 @@ func (r *Reflector[T]) LastSyncResourceVersion() string {
 	return r.lastRV
 }
 
+// LastSyncError returns the error of the last list or watch cycle, nil once
+// a list (or watch-list) has succeeded since: why the store is not in
+// step, for instance a NotFound while the resource is not served yet. It is
+// safe for concurrent use.
+func (r *Reflector[T]) LastSyncError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastErr
+}
+
+func (r *Reflector[T]) setLastErr(err error) {
+	r.mu.Lock()
+	r.lastErr = err
+	r.mu.Unlock()
+}
+
 func (r *Reflector[T]) setLastRV(rv string) {
 	if rv == "" {
 		return
@@ -183,6 +200,7 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 			r.failures = 0
 			continue
 		}
+		r.setLastErr(err)
 		r.cfg.WatchErrorHandler(ctx, err)
 		if IsExpired(err) {
 			// The store is fine; only the resourceVersion is gone. Relist
@@ -271,6 +289,7 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("watch: %w", err)
 		}
+		r.setLastErr(nil)
 	}
 	n, err := r.handleWatch(ctx, w)
 	if err != nil {
@@ -316,6 +335,7 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		return fmt.Errorf("replace store: %w", err)
 	}
 	r.setLastRV(rv)
+	r.setLastErr(nil)
 	r.needList = false
 	return nil
 }
@@ -340,6 +360,12 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}
 		if ctx.Err() != nil {
 			return nil, err
+		}
+		if apierrors.IsNotFound(err) {
+			// The resource is not served (yet: a custom resource whose
+			// CRD is not installed). That says nothing about watch-list:
+			// back off and try it again.
+			return nil, fmt.Errorf("watch-list: %w", err)
 		}
 		r.cfg.Logger.InfoContext(ctx, "server refused watch-list, falling back to list", "err", err)
 		r.watchListDisabled = true
@@ -387,6 +413,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 					return nil, fmt.Errorf("replace store: %w", err)
 				}
 				r.setLastRV(ev.Object.GetResourceVersion())
+				r.setLastErr(nil)
 				r.needList = false
 				return w, nil
 			case watch.Error:

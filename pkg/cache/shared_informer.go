@@ -142,6 +142,18 @@ func (s *SharedIndexInformer[T]) LastSyncResourceVersion() string {
 	return r.LastSyncResourceVersion()
 }
 
+// LastSyncError returns why the cache is not in step with the API: the
+// error of the last failed list or watch, nil before Run and once a list has
+// succeeded since (see Reflector.LastSyncError). An informer of a resource
+// the server does not serve (yet) reports its NotFound here while it retries.
+func (s *SharedIndexInformer[T]) LastSyncError() error {
+	r := s.reflector.Load()
+	if r == nil {
+		return nil
+	}
+	return r.LastSyncError()
+}
+
 // SetWatchErrorHandler sets the function called with every list or watch
 // error (see ReflectorConfig.WatchErrorHandler). It fails after Run.
 func (s *SharedIndexInformer[T]) SetWatchErrorHandler(h func(ctx context.Context, err error)) error {

@@ -53,6 +53,7 @@ type entry struct {
 	informer  any // *cache.SharedIndexInformer[T] with T = typ
 	run       func(ctx context.Context)
 	hasSynced func() bool
+	lastErr   func() error
 	started   bool
 }
 
@@ -114,7 +115,7 @@ func For[T cache.Object](f *Factory, gvr schema.GroupVersionResource, newLW func
 	if err != nil {
 		return nil, fmt.Errorf("informers: %s: %w", gvr, err)
 	}
-	f.informers[key] = &entry{typ: key.typ, informer: inf, run: inf.Run, hasSynced: inf.HasSynced}
+	f.informers[key] = &entry{typ: key.typ, informer: inf, run: inf.Run, hasSynced: inf.HasSynced, lastErr: inf.LastSyncError}
 	return inf, nil
 }
 
@@ -195,6 +196,25 @@ func (f *Factory) WaitForCacheSync(ctx context.Context) map[schema.GroupVersionR
 	out := make(map[schema.GroupVersionResource]bool, len(started))
 	for gvr, synced := range started {
 		out[gvr] = cache.WaitForCacheSync(ctx, synced...)
+	}
+	return out
+}
+
+// NotSynced reports the started informers that have not synced, by
+// resource, each with why: the error of its last failed list or watch (for
+// instance a NotFound while a custom resource's CRD is not installed), or
+// nil while its first list is under way. Informers retry with backoff until
+// they sync; this is what to log when waiting takes long.
+func (f *Factory) NotSynced() map[schema.GroupVersionResource]error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[schema.GroupVersionResource]error{}
+	for key, e := range f.informers {
+		if e.started && !e.hasSynced() {
+			if err := e.lastErr(); err != nil || out[key.gvr] == nil {
+				out[key.gvr] = err
+			}
+		}
 	}
 	return out
 }

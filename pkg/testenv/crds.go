@@ -150,8 +150,11 @@ func decodeCRD(source string, js []byte) (*apiextensionsv1.CustomResourceDefinit
 	return crd, nil
 }
 
-// installCRDs creates crds and waits until each is Established.
-func installCRDs(ctx context.Context, c *client.Client, crds []*apiextensionsv1.CustomResourceDefinition) error {
+// InstallCRDs creates crds through c and waits until each is Established,
+// for a test that installs CustomResourceDefinitions while its controllers
+// run (WithCRDs installs them before the environment is handed out). A CRD
+// the server refuses is an error carrying the server's message.
+func InstallCRDs(ctx context.Context, c *client.Client, crds ...*apiextensionsv1.CustomResourceDefinition) error {
 	res := client.NewResource(c, CustomResourceDefinitions)
 	for _, crd := range crds {
 		if _, err := res.Create(ctx, crd, metav1.CreateOptions{}); err != nil {

@@ -223,7 +223,7 @@ func start(t testing.TB, o options) (*Env, error) {
 	}
 	if len(crds) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), seedTimeout)
-		err := installCRDs(ctx, c, crds)
+		err := InstallCRDs(ctx, c, crds...)
 		cancel()
 		if err != nil {
 			return nil, err
