@@ -166,3 +166,61 @@ func (d *DiscoveryClient) get(ctx context.Context, path string, out any) error {
 	}
 	return nil
 }
+
+// ServerPreferredResources returns, for each group, the resources of its
+// preferred version, and those of its other versions that the preferred
+// one lacks, each in the first version (in the server's order) serving it:
+// one list per group version, every resource named once per group, as
+// client-go's ServerPreferredResources does. This is the set controllers
+// that act on every resource (the garbage collector, the namespace
+// controller) watch. When some group versions cannot be read it returns the
+// rest with a *GroupDiscoveryFailedError, as ServerGroupsAndResources does.
+func (d *DiscoveryClient) ServerPreferredResources(ctx context.Context) ([]*metav1.APIResourceList, error) {
+	groups, lists, err := d.ServerGroupsAndResources(ctx)
+	if err != nil && len(lists) == 0 {
+		return nil, err
+	}
+	byGV := make(map[string]*metav1.APIResourceList, len(lists))
+	for _, l := range lists {
+		byGV[l.GroupVersion] = l
+	}
+	var out []*metav1.APIResourceList
+	for _, g := range groups {
+		order := make([]string, 0, len(g.Versions))
+		order = append(order, g.PreferredVersion.GroupVersion)
+		for _, v := range g.Versions {
+			if v.GroupVersion != g.PreferredVersion.GroupVersion {
+				order = append(order, v.GroupVersion)
+			}
+		}
+		// Each resource is taken from the first version listing it; its
+		// subresources come from that version too.
+		from := map[string]string{}
+		for _, gv := range order {
+			if l := byGV[gv]; l != nil {
+				for _, r := range l.APIResources {
+					if _, taken := from[r.Name]; !taken && !strings.Contains(r.Name, "/") {
+						from[r.Name] = gv
+					}
+				}
+			}
+		}
+		for _, gv := range order {
+			l := byGV[gv]
+			if l == nil {
+				continue
+			}
+			picked := &metav1.APIResourceList{TypeMeta: l.TypeMeta, GroupVersion: l.GroupVersion}
+			for _, r := range l.APIResources {
+				base, _, _ := strings.Cut(r.Name, "/")
+				if from[base] == gv {
+					picked.APIResources = append(picked.APIResources, r)
+				}
+			}
+			if len(picked.APIResources) > 0 {
+				out = append(out, picked)
+			}
+		}
+	}
+	return out, err
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -122,35 +121,21 @@ func TestDiscovery(t *testing.T) {
 // TestDiscoveryPartialFailure: a group version that cannot be read does not
 // hide the others.
 func TestDiscoveryPartialFailure(t *testing.T) {
-	var broken atomic.Bool
-	broken.Store(true)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var v any
-		switch r.URL.Path {
+	c := fakeDiscoveryServer(t, func(path string) (any, int) {
+		switch path {
 		case "/api":
-			v = metav1.APIVersions{Versions: []string{"v1"}}
+			return metav1.APIVersions{Versions: []string{"v1"}}, 0
 		case "/apis":
-			v = metav1.APIGroupList{Groups: []metav1.APIGroup{{
+			return metav1.APIGroupList{Groups: []metav1.APIGroup{{
 				Name:             "broken.io",
 				Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: "broken.io/v1", Version: "v1"}},
 				PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "broken.io/v1", Version: "v1"},
-			}}}
+			}}}, 0
 		case "/api/v1":
-			v = metav1.APIResourceList{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", Kind: "Pod", Namespaced: true}}}
-		default:
-			http.Error(w, "boom", http.StatusServiceUnavailable)
-			return
+			return metav1.APIResourceList{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", Kind: "Pod", Namespaced: true}}}, 0
 		}
-		data, _ := utiljson.Marshal(v)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(data)
-	}))
-	t.Cleanup(hs.Close)
-	c, err := client.New(client.Config{Host: hs.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+		return nil, http.StatusServiceUnavailable
+	})
 
 	groups, lists, err := client.NewDiscovery(c).ServerGroupsAndResources(context.Background())
 	var failed *client.GroupDiscoveryFailedError
@@ -163,4 +148,86 @@ func TestDiscoveryPartialFailure(t *testing.T) {
 	if len(groups) != 2 || len(lists) != 1 || lists[0].GroupVersion != "v1" {
 		t.Errorf("partial answer: %d groups, lists %+v", len(groups), lists)
 	}
+}
+
+// ServerPreferredResources takes each resource from the preferred version
+// of its group, or from the first other version serving it, subresources
+// with their resource; other groups are untouched and a broken one is
+// reported without hiding the rest.
+func TestServerPreferredResources(t *testing.T) {
+	res := func(names ...string) []metav1.APIResource {
+		var out []metav1.APIResource
+		for _, n := range names {
+			out = append(out, metav1.APIResource{Name: n, Kind: "K" + n})
+		}
+		return out
+	}
+	docs := map[string]any{
+		"/api": metav1.APIVersions{Versions: []string{"v1"}},
+		"/apis": metav1.APIGroupList{Groups: []metav1.APIGroup{{
+			Name: "multi.io",
+			Versions: []metav1.GroupVersionForDiscovery{
+				{GroupVersion: "multi.io/v2", Version: "v2"}, {GroupVersion: "multi.io/v1", Version: "v1"}, {GroupVersion: "multi.io/v1beta1", Version: "v1beta1"}},
+			PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "multi.io/v1", Version: "v1"},
+		}, {
+			Name:             "broken.io",
+			Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: "broken.io/v1", Version: "v1"}},
+			PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "broken.io/v1", Version: "v1"},
+		}}},
+		"/api/v1":                metav1.APIResourceList{GroupVersion: "v1", APIResources: res("pods", "pods/status")},
+		"/apis/multi.io/v1":      metav1.APIResourceList{GroupVersion: "multi.io/v1", APIResources: res("alphas", "alphas/status")},
+		"/apis/multi.io/v2":      metav1.APIResourceList{GroupVersion: "multi.io/v2", APIResources: res("alphas", "alphas/scale", "betas", "betas/status")},
+		"/apis/multi.io/v1beta1": metav1.APIResourceList{GroupVersion: "multi.io/v1beta1", APIResources: res("betas", "gammas", "gammas/status", "orphans/status")},
+	}
+	c := fakeDiscoveryServer(t, func(path string) (any, int) {
+		if v, ok := docs[path]; ok {
+			return v, 0
+		}
+		return nil, http.StatusServiceUnavailable
+	})
+
+	lists, err := client.NewDiscovery(c).ServerPreferredResources(context.Background())
+	var failed *client.GroupDiscoveryFailedError
+	if !errors.As(err, &failed) || len(failed.Groups) != 1 {
+		t.Fatalf("error = %v, want a GroupDiscoveryFailedError for broken.io alone", err)
+	}
+	got := map[string][]string{}
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			got[l.GroupVersion] = append(got[l.GroupVersion], r.Name)
+		}
+	}
+	want := map[string][]string{
+		"v1":               {"pods", "pods/status"},
+		"multi.io/v1":      {"alphas", "alphas/status"},
+		"multi.io/v2":      {"betas", "betas/status"},
+		"multi.io/v1beta1": {"gammas", "gammas/status"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("preferred resources (-want +got):\n%s", diff)
+	}
+}
+
+// fakeDiscoveryServer serves the discovery documents serve returns for each
+// path (status 0 means 200 with the document; any other status is an error
+// answer) and returns a client of it.
+func fakeDiscoveryServer(t *testing.T, serve func(path string) (doc any, status int)) *client.Client {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, status := serve(r.URL.Path)
+		if status != 0 {
+			http.Error(w, http.StatusText(status), status)
+			return
+		}
+		data, _ := utiljson.Marshal(v)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(data)
+	}))
+	t.Cleanup(hs.Close)
+	c, err := client.New(client.Config{Host: hs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
 }

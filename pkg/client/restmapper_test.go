@@ -360,37 +360,24 @@ func errString(err error) string {
 func TestRESTMapperDiscoveryFailures(t *testing.T) {
 	var apisDown atomic.Bool
 	apisDown.Store(true)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var v any
-		switch r.URL.Path {
+	c := fakeDiscoveryServer(t, func(path string) (any, int) {
+		switch path {
 		case "/api":
-			v = metav1.APIVersions{Versions: []string{"v1"}}
+			return metav1.APIVersions{Versions: []string{"v1"}}, 0
 		case "/apis":
 			if apisDown.Load() {
-				http.Error(w, "down", http.StatusInternalServerError)
-				return
+				return nil, http.StatusInternalServerError
 			}
-			v = metav1.APIGroupList{Groups: []metav1.APIGroup{{
+			return metav1.APIGroupList{Groups: []metav1.APIGroup{{
 				Name:             "broken.io",
 				Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: "broken.io/v1", Version: "v1"}},
 				PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "broken.io/v1", Version: "v1"},
-			}}}
+			}}}, 0
 		case "/api/v1":
-			v = metav1.APIResourceList{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true}}}
-		default:
-			http.Error(w, "boom", http.StatusServiceUnavailable)
-			return
+			return metav1.APIResourceList{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true}}}, 0
 		}
-		data, _ := utiljson.Marshal(v)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(data)
-	}))
-	t.Cleanup(hs.Close)
-	c, err := client.New(client.Config{Host: hs.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+		return nil, http.StatusServiceUnavailable
+	})
 	m, err := client.NewRESTMapper(client.RESTMapperConfig{Discovery: client.NewDiscovery(c)})
 	if err != nil {
 		t.Fatal(err)

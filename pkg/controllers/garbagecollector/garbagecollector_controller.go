@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -83,13 +84,22 @@ type Config struct {
 	// The collector registers its informers in New and does not start the
 	// factory: start it after New.
 	Informers *informers.Factory
-	// Resources are the resources to monitor. Defaults to
-	// DefaultResources(). Owners of kinds not listed are never resolved:
-	// their dependents are retried with backoff and kept. Built-in
+	// Resources, if set, are the resources to monitor, and only they:
+	// owners of kinds not listed are never resolved (their dependents are
+	// retried with backoff and kept). Nil, the default, monitors
+	// DefaultResources() and every other resource discovery finds that can
+	// be listed, watched and deleted (custom resources, aggregated APIs),
+	// following the server as it changes: see DiscoveryPeriod. Built-in
 	// resources are watched through the factory's typed informers (shared
 	// with other controllers); any other resource through a metadata-only
 	// informer (*metav1.PartialObjectMetadata).
 	Resources []Resource
+	// DiscoveryPeriod is how often discovery is read again when Resources
+	// is nil; it also bounds how long workers wait for new monitors to
+	// sync. Defaults to DefaultDiscoveryPeriod. A CustomResourceDefinition
+	// created, changed or deleted, and an owner of a kind not monitored,
+	// start a round at once.
+	DiscoveryPeriod time.Duration
 	// API overrides how objects are read and written. Defaults to Client.
 	API ObjectAPI
 	// Recorder receives Warning events about invalid ownerReferences.
@@ -123,8 +133,15 @@ type GarbageCollector struct {
 	attemptToDelete *workqueue.RateLimitingQueue[*node]
 	attemptToOrphan *workqueue.RateLimitingQueue[*node]
 	synced          []func() bool
-	logger          *slog.Logger
-	ran             sync.Once
+	// discovery follows the resources the server serves; nil with fixed
+	// Config.Resources.
+	discovery *discovery
+	// workerLock is held shared by workers handling an item and
+	// exclusively while monitors change and sync.
+	workerLock sync.RWMutex
+	clock      clock.WithTicker
+	logger     *slog.Logger
+	ran        sync.Once
 }
 
 // New builds the collector and registers handlers on the informers of
@@ -137,9 +154,15 @@ func New(cfg Config) (*GarbageCollector, error) {
 		return nil, errors.New("garbagecollector: informers are required")
 	case cfg.AbsentOwnerCacheSize < 0:
 		return nil, errors.New("garbagecollector: absent owner cache size must not be negative")
+	case cfg.DiscoveryPeriod < 0:
+		return nil, errors.New("garbagecollector: discovery period must not be negative")
 	}
+	discover := cfg.Resources == nil && cfg.Client != nil
 	if cfg.Resources == nil {
 		cfg.Resources = DefaultResources()
+	}
+	if cfg.DiscoveryPeriod == 0 {
+		cfg.DiscoveryPeriod = DefaultDiscoveryPeriod
 	}
 	if cfg.API == nil {
 		cfg.API = clientAPI{c: cfg.Client}
@@ -158,6 +181,7 @@ func New(cfg Config) (*GarbageCollector, error) {
 	}
 	logger := cfg.Logger.With("controller", Name)
 	resources := map[schema.GroupKind]Resource{}
+	fixed := map[schema.GroupResource]Resource{}
 	for _, r := range cfg.Resources {
 		if r.Resource == "" || r.Version == "" || r.Kind == "" {
 			return nil, fmt.Errorf("garbagecollector: resource %v needs a version, a resource and a kind", r)
@@ -167,6 +191,7 @@ func New(cfg Config) (*GarbageCollector, error) {
 			return nil, fmt.Errorf("garbagecollector: kind %s listed twice", gk)
 		}
 		resources[gk] = r
+		fixed[r.GroupResource()] = r
 	}
 
 	graphChanges, err := workqueue.New[*event](workqueue.Config{Name: QueueGraphChanges, Metrics: cfg.QueueMetrics, Clock: cfg.Clock})
@@ -198,7 +223,6 @@ func New(cfg Config) (*GarbageCollector, error) {
 		collector: &collector{
 			graph:         g,
 			api:           cfg.API,
-			resources:     resources,
 			absent:        absent,
 			enqueueDelete: attemptToDelete.Add,
 			enqueueEvent:  graphChanges.Add,
@@ -208,7 +232,21 @@ func New(cfg Config) (*GarbageCollector, error) {
 		graphChanges:    graphChanges,
 		attemptToDelete: attemptToDelete,
 		attemptToOrphan: attemptToOrphan,
+		clock:           cfg.Clock,
 		logger:          logger,
+	}
+	gc.collector.kinds.Store(&resources)
+	gc.collector.retired.Store(&map[schema.GroupKind]bool{})
+	if discover {
+		gc.discovery = &discovery{
+			client:  cfg.Client,
+			disc:    client.NewDiscovery(cfg.Client),
+			period:  cfg.DiscoveryPeriod,
+			fixed:   fixed,
+			resync:  make(chan struct{}, 1),
+			dynamic: map[schema.GroupResource]*dynamicMonitor{},
+		}
+		gc.collector.missed = gc.discovery.requestResync
 	}
 	for _, r := range cfg.Resources {
 		synced, err := gc.monitor(cfg.Informers, r)
@@ -307,6 +345,9 @@ func (gc *GarbageCollector) Run(ctx context.Context, workers int) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer gc.shutDownQueues()
+	if gc.discovery != nil {
+		defer gc.discovery.stopDynamic()
+	}
 
 	wg.Go(func() {
 		for {
@@ -319,21 +360,26 @@ func (gc *GarbageCollector) Run(ctx context.Context, workers int) error {
 		}
 	})
 
+	if gc.discovery != nil {
+		// The resources served now are monitored (and synced, for up to a
+		// discovery period) before the workers start; later changes are
+		// followed by the discovery loop.
+		if err := gc.watchCRDs(ctx); err != nil {
+			return fmt.Errorf("garbagecollector: watch CustomResourceDefinitions: %w", err)
+		}
+		gc.syncMonitors(ctx)
+	}
 	gc.logger.Info("waiting for caches to sync")
 	if !cache.WaitForCacheSync(ctx, gc.synced...) {
 		return fmt.Errorf("garbagecollector: caches did not sync: %w", context.Cause(ctx))
 	}
-	// Everything the informers delivered before they synced is queued
-	// before this marker, so once it is processed the graph holds the
-	// initial state and foreground deletions see all blocking dependents.
-	done := make(chan struct{})
-	gc.graphChanges.Add(&event{typ: syncEvent, done: done})
-	select {
-	case <-done:
-	case <-ctx.Done():
+	if !gc.waitGraphSync(ctx) {
 		return fmt.Errorf("garbagecollector: graph did not sync: %w", context.Cause(ctx))
 	}
 	gc.logger.Info("graph synced, starting workers", "workers", workers, "nodes", gc.builder.graph.len())
+	if gc.discovery != nil {
+		wg.Go(func() { gc.discoveryLoop(ctx) })
+	}
 
 	for range workers {
 		wg.Go(func() {
@@ -348,6 +394,22 @@ func (gc *GarbageCollector) Run(ctx context.Context, workers int) error {
 	<-ctx.Done()
 	gc.logger.Info("shutting down")
 	return nil
+}
+
+// waitGraphSync waits until the graph has taken in every event queued so
+// far: everything the informers delivered before they synced is queued
+// before the marker it adds, so once the marker is processed the graph
+// holds their state and foreground deletions see all blocking dependents.
+// It reports false if ctx ended first.
+func (gc *GarbageCollector) waitGraphSync(ctx context.Context) bool {
+	done := make(chan struct{})
+	gc.graphChanges.Add(&event{typ: syncEvent, done: done})
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func (gc *GarbageCollector) shutDownQueues() {
@@ -367,7 +429,9 @@ func (gc *GarbageCollector) processAttemptToDelete(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	gc.workerLock.RLock()
 	err := gc.collector.attemptToDeleteItem(ctx, n)
+	gc.workerLock.RUnlock()
 	switch {
 	case errors.Is(err, errVirtualDeleteQueued), errors.Is(err, errNamespacedOwnerOfClusterScoped):
 		gc.attemptToDelete.Forget(n)
@@ -397,7 +461,10 @@ func (gc *GarbageCollector) processAttemptToOrphan(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	if err := gc.collector.orphanDependents(ctx, n); err != nil {
+	gc.workerLock.RLock()
+	err := gc.collector.orphanDependents(ctx, n)
+	gc.workerLock.RUnlock()
+	if err != nil {
 		gc.logger.Info("orphaning dependents failed, retrying", "owner", n.identity.String(), "err", err)
 		gc.attemptToOrphan.AddRateLimited(n)
 		return true

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,10 +35,19 @@ var errNamespacedOwnerOfClusterScoped = errors.New("cluster-scoped object names 
 // collector holds the logic the workers run; it reads the graph and the
 // API, and changes the graph only through events.
 type collector struct {
-	graph     *graph
-	api       ObjectAPI
-	resources map[schema.GroupKind]Resource
-	absent    *absentCache
+	graph *graph
+	api   ObjectAPI
+	// kinds holds every monitored resource by kind; it changes as
+	// discovery finds resources or loses them.
+	kinds atomic.Pointer[map[schema.GroupKind]Resource]
+	// retired holds the kinds that were monitored and are served no more
+	// (their CRD was deleted): their objects are gone. Kinds never
+	// monitored are not in it: they may be served later.
+	retired atomic.Pointer[map[schema.GroupKind]bool]
+	absent  *absentCache
+	// missed, if set, is told of a lookup of a kind not monitored (so
+	// that discovery looks for it at once).
+	missed func()
 	// enqueueDelete queues a node for attemptToDelete.
 	enqueueDelete func(n *node)
 	// enqueueEvent hands a virtual event to the graph builder.
@@ -52,8 +62,19 @@ func (c *collector) resourceFor(apiVersion, kind string) (Resource, error) {
 	if err != nil {
 		return Resource{}, fmt.Errorf("parse apiVersion %q: %w", apiVersion, err)
 	}
-	res, ok := c.resources[schema.GroupKind{Group: gv.Group, Kind: kind}]
+	gk := schema.GroupKind{Group: gv.Group, Kind: kind}
+	res, ok := (*c.kinds.Load())[gk]
 	if !ok {
+		if r := c.retired.Load(); r != nil && (*r)[gk] {
+			// A NotFound: the callers treat the object as gone.
+			return Resource{}, &apierrors.StatusError{ErrStatus: metav1.Status{
+				Status: metav1.StatusFailure, Code: 404, Reason: metav1.StatusReasonNotFound,
+				Message: fmt.Sprintf("kind %s is no longer served", gk),
+			}}
+		}
+		if c.missed != nil {
+			c.missed()
+		}
 		return Resource{}, fmt.Errorf("no monitored resource has kind %s", schema.GroupKind{Group: gv.Group, Kind: kind})
 	}
 	return res, nil
@@ -226,7 +247,11 @@ func (c *collector) isDangling(ctx context.Context, ref metav1.OwnerReference, i
 		return true, nil, nil
 	}
 	res, err := c.resourceFor(ref.APIVersion, ref.Kind)
-	if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+		c.absent.add(key)
+		return true, nil, nil
+	case err != nil:
 		return false, nil, err
 	}
 	if !res.Namespaced {

@@ -151,13 +151,13 @@ func TestAttemptToDeleteItem(t *testing.T) {
 			c := &collector{
 				graph:         gb.graph,
 				api:           api,
-				resources:     testResources,
 				absent:        newAbsentCache(10),
 				enqueueDelete: func(n *node) { queued = append(queued, n.identity.UID) },
 				enqueueEvent:  func(ev *event) { virtual = append(virtual, string(ev.obj.GetUID())) },
 				recorder:      rec,
 				logger:        slog.New(slog.DiscardHandler),
 			}
+			c.kinds.Store(&testResources)
 			n, ok := gb.graph.get(types.UID(tt.item))
 			if !ok {
 				t.Fatalf("no node %s", tt.item)
@@ -180,16 +180,17 @@ func TestAttemptToDeleteItem(t *testing.T) {
 }
 
 func newTestCollector(gb *graphBuilder, api ObjectAPI, rec EventRecorder) *collector {
-	return &collector{
+	c := &collector{
 		graph:         gb.graph,
 		api:           api,
-		resources:     testResources,
 		absent:        newAbsentCache(10),
 		enqueueDelete: func(*node) {},
 		enqueueEvent:  func(*event) {},
 		recorder:      rec,
 		logger:        slog.New(slog.DiscardHandler),
 	}
+	c.kinds.Store(&testResources)
+	return c
 }
 
 func TestOrphanDependents(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -91,6 +92,20 @@ func (g *graph) holds(n *node) bool {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return g.nodes[n.identity.UID] == n
+}
+
+// ofKinds returns the nodes whose identity has one of kinds.
+func (g *graph) ofKinds(kinds map[schema.GroupKind]bool) []*node {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var out []*node
+	for _, n := range g.nodes {
+		gv, err := schema.ParseGroupVersion(n.identity.APIVersion)
+		if err == nil && kinds[schema.GroupKind{Group: gv.Group, Kind: n.identity.Kind}] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // len is the number of nodes.

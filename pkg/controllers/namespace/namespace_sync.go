@@ -100,18 +100,14 @@ func (s *syncer) namespacedResources(ctx context.Context) ([]schema.GroupVersion
 	if s.resources != nil {
 		return s.resources, nil
 	}
-	groups, lists, err := s.discovery.ServerGroupsAndResources(ctx)
+	lists, err := s.discovery.ServerPreferredResources(ctx)
 	if err != nil && len(lists) == 0 {
 		return nil, err
-	}
-	preferred := map[string]string{}
-	for _, g := range groups {
-		preferred[g.Name] = g.PreferredVersion.GroupVersion
 	}
 	var out []schema.GroupVersionResource
 	for _, l := range lists {
 		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
-		if perr != nil || preferred[gv.Group] != l.GroupVersion {
+		if perr != nil {
 			continue
 		}
 		for _, r := range l.APIResources {
