@@ -2,6 +2,12 @@ package informers_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,16 +31,7 @@ import (
 // resource side by side, one of each, and unstructured ones for custom
 // resources.
 func TestDynamicAndMetadataInformers(t *testing.T) {
-	preserve := true
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}}}},
-		},
-	}
+	crd := widgetsCRD()
 	w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w1", "namespace": "default"}, "size": int64(3)}}
 	env := testenv.Start(t, testenv.WithCRDs(crd), testenv.WithObjects(w, deploymentNamed("web")))
 	f := newFactory(t, informers.Config{Client: env.Client})
@@ -148,16 +145,7 @@ func TestInformerOfResourceNotServedYet(t *testing.T) {
 		t.Fatalf("%d requests before backing off, want 1 or 2 (watch-list, list)", tried)
 	}
 
-	preserve := true
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}}}},
-		},
-	}
+	crd := widgetsCRD()
 	if err := testenv.InstallCRDs(ctx, env.Client, crd); err != nil {
 		t.Fatal(err)
 	}
@@ -188,5 +176,194 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// expiringProxy stands between a client and an environment's server: it
+// can hold every request back, cut every connection (a dropped watch) and
+// answer the next watches with a 410 Expired, as a server whose history
+// was compacted does.
+type expiringProxy struct {
+	hs      *httptest.Server
+	expire  atomic.Int64 // watches still to answer 410
+	expired atomic.Int64
+	mu      sync.Mutex
+	held    chan struct{} // closed to let held requests through; guarded by mu
+}
+
+func (p *expiringProxy) hold() {
+	p.mu.Lock()
+	p.held = make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *expiringProxy) release() {
+	p.mu.Lock()
+	close(p.held)
+	p.held = nil
+	p.mu.Unlock()
+}
+
+func newExpiringProxy(t *testing.T, env *testenv.Env) *expiringProxy {
+	t.Helper()
+	target, err := url.Parse(env.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &expiringProxy{}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1
+	p.hs = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		held := p.held
+		p.mu.Unlock()
+		if held != nil {
+			select {
+			case <-held:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if r.URL.Query().Get("watch") == "true" && p.expire.Add(-1) >= 0 {
+			p.expired.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusGone)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version","reason":"Expired","code":410}`))
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { p.hs.CloseClientConnections(); p.hs.Close() })
+	return p
+}
+
+// Unstructured and metadata-only informers of a custom resource, over the
+// wire, recover from a dropped watch answered with 410 as typed ones do:
+// they relist, report the objects deleted meanwhile as tombstones with
+// their last known state, and announce the ones created meanwhile.
+func TestDynamicAndMetadataInformersRelistAfterExpiry(t *testing.T) {
+	env := testenv.Start(t, testenv.WithCRDs(widgetsCRD()))
+	proxy := newExpiringProxy(t, env)
+	cfg := env.REST.ClientConfig()
+	cfg.Host = proxy.hs.URL
+	c, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	wc := client.NewDynamic(env.Client).Resource(widgets).Namespace("default")
+	ctx := t.Context()
+	create := func(name string) {
+		t.Helper()
+		w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": name}}}
+		if _, err := wc.Create(ctx, w, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("a")
+	create("b")
+
+	f := newFactory(t, informers.Config{Client: c})
+	dyn, err := informers.ForDynamic(f, widgets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := informers.ForMetadata(f, widgets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dynEvents := &eventLog{}
+	metaEvents := &eventLog{}
+	if _, err := dyn.AddEventHandler(handlerFor[*unstructured.Unstructured](dynEvents), cache.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := meta.AddEventHandler(handlerFor[*metav1.PartialObjectMetadata](metaEvents), cache.HandlerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f.Start(runCtx)
+	for gvr, ok := range f.WaitForCacheSync(runCtx) {
+		if !ok {
+			t.Fatalf("%s did not sync", gvr)
+		}
+	}
+	for _, l := range []*eventLog{dynEvents, metaEvents} {
+		waitUntil(t, "the initial adds", func() bool { return l.has("add a initial") && l.has("add b initial") })
+	}
+
+	// The watches drop and cannot resume: while they are down, b goes
+	// and c comes.
+	proxy.hold()
+	proxy.hs.CloseClientConnections()
+	if err := wc.Delete(ctx, "b", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create("c")
+	proxy.expire.Store(2)
+	proxy.release()
+	for _, l := range []*eventLog{dynEvents, metaEvents} {
+		waitUntil(t, "the relist's events", func() bool { return l.has("tombstone b") && l.has("add c") })
+	}
+	if got := proxy.expired.Load(); got != 2 {
+		t.Fatalf("%d watches answered 410, want one per informer", got)
+	}
+	for name, keys := range map[string][]string{"unstructured": dyn.Indexer().ListKeys(), "metadata": meta.Indexer().ListKeys()} {
+		slices.Sort(keys)
+		if !slices.Equal(keys, []string{"default/a", "default/c"}) {
+			t.Errorf("%s cache holds %v, want default/a and default/c", name, keys)
+		}
+	}
+}
+
+// eventLog records an informer's events as short strings.
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (l *eventLog) add(s string) { l.mu.Lock(); l.events = append(l.events, s); l.mu.Unlock() }
+
+func (l *eventLog) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Contains(l.events, s)
+}
+
+func handlerFor[T cache.Object](l *eventLog) cache.HandlerFuncs[T] {
+	return cache.HandlerFuncs[T]{
+		AddFunc: func(obj T, initial bool) {
+			if initial {
+				l.add("add " + obj.GetName() + " initial")
+				return
+			}
+			l.add("add " + obj.GetName())
+		},
+		DeleteFunc: func(obj any) {
+			o, err := cache.Unwrap[T](obj)
+			if err != nil {
+				l.add("junk")
+				return
+			}
+			if _, ok := obj.(cache.DeletedFinalStateUnknown[T]); ok {
+				l.add("tombstone " + o.GetName())
+				return
+			}
+			l.add("delete " + o.GetName())
+		},
+	}
+}
+
+func widgetsCRD() *apiextensionsv1.CustomResourceDefinition {
+	preserve := true
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Kind: "Widget"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}}}},
+		},
 	}
 }
