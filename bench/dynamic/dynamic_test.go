@@ -317,5 +317,4 @@ func TestHarness(t *testing.T) {
 	}
 }
 
-
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
