@@ -1,9 +1,10 @@
 package registry
 
 // Builtin returns the strategies of every resource kplane serves, in
-// discovery order. Each call returns fresh values.
+// discovery order (a group is listed where its first resource is). Each
+// call returns fresh values.
 func Builtin() []Strategy {
-	return []Strategy{
+	out := []Strategy{
 		Namespaces(),
 		Pods(),
 		Nodes(),
@@ -14,4 +15,9 @@ func Builtin() []Strategy {
 		ReplicaSets(),
 		Leases(),
 	}
+	out = append(out, serviceResources()...)
+	out = append(out, workloadResources()...)
+	out = append(out, policyResources()...)
+	out = append(out, platformResources()...)
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -39,7 +40,29 @@ func printerFor(t reflect.Type) *printer {
 	case reflect.TypeFor[*autoscalingv1.Scale]():
 		return &printer{columns: scaleColumns, row: typed(scaleRow)}
 	}
-	return nil
+	return groupPrinters()[t]
+}
+
+// groupPrinters holds the printers of the resources beyond the first
+// nine, one map per family of resources, each in its own file.
+var groupPrinters = sync.OnceValue(func() map[reflect.Type]*printer {
+	out := map[reflect.Type]*printer{}
+	for _, m := range []map[reflect.Type]*printer{
+		servicePrinters(), workloadPrinters(), policyPrinters(), platformPrinters(),
+	} {
+		for t, p := range m {
+			if _, dup := out[t]; dup {
+				panic(fmt.Sprintf("tables: two printers for %v", t))
+			}
+			out[t] = p
+		}
+	}
+	return out
+})
+
+// printerOf is the printer of T's objects with columns and row.
+func printerOf[T runtime.Object](columns func() []metav1.TableColumnDefinition, row func(T, time.Time) ([]any, []metav1.TableRowCondition)) (reflect.Type, *printer) {
+	return reflect.TypeFor[T](), &printer{columns: columns, row: typed(row)}
 }
 
 // typed adapts a row function of one object type to printer.row.

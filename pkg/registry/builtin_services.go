@@ -1,0 +1,6 @@
+package registry
+
+// serviceResources returns the strategies of Services, Endpoints, EndpointSlices, ServiceCIDRs and IPAddresses.
+func serviceResources() []Strategy {
+	return nil
+}

