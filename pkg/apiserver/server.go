@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/utils/clock"
 
@@ -165,12 +166,30 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = m
+	stores := map[schema.GroupVersionKind]*resource{}
 	for _, st := range cfg.Resources {
+		if _, ok := st.(registry.VersionConverter); ok {
+			continue
+		}
 		store, err := cfg.Backend.Storage(storage.ResourceConfig{Codec: cfg.Codec, NewFunc: st.New, NewListFunc: st.NewList})
 		if err != nil {
 			return nil, fmt.Errorf("apiserver: storage for %s: %w", st.Info().GroupVersionResource(), err)
 		}
-		s.builtin = append(s.builtin, newResource(st, store))
+		stores[st.Info().GVK] = newResource(st, store)
+	}
+	// In Resources' order; a resource served in a version other than its
+	// storage version shares the store of that version, converting.
+	for _, st := range cfg.Resources {
+		conv, ok := st.(registry.VersionConverter)
+		if !ok {
+			s.builtin = append(s.builtin, stores[st.Info().GVK])
+			continue
+		}
+		base := stores[conv.StorageGVK()]
+		if base == nil {
+			return nil, fmt.Errorf("apiserver: %s is stored as %s, which is not served", st.Info().GroupVersionResource(), conv.StorageGVK())
+		}
+		s.builtin = append(s.builtin, newResource(st, newVersionedStore(base.store, conv, base.strategy)))
 	}
 	set, err := newResourceSet(s.builtin, nil)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The optional behaviours a Strategy may have beyond the Strategy
@@ -42,4 +43,21 @@ type DeletePreparer interface {
 type Warner interface {
 	// Warnings returns the warnings for obj, as stored by a write.
 	Warnings(obj runtime.Object) []string
+}
+
+// VersionConverter is a Strategy that serves a resource in a version other
+// than the one its objects are stored in, as kube-apiserver serves
+// autoscaling/v1 HorizontalPodAutoscalers from the autoscaling/v2 store.
+// The server gives it the store of the Strategy whose Info().GVK is
+// StorageGVK (which must be served too) and converts every object on its
+// way in and out, so both versions read and write the same objects.
+type VersionConverter interface {
+	// StorageGVK is the kind of the Strategy whose store holds the objects.
+	StorageGVK() schema.GroupVersionKind
+	// ToStorage returns obj, of this Strategy's type, as an object of the
+	// storage Strategy's type. It must not keep or change obj.
+	ToStorage(obj runtime.Object) (runtime.Object, error)
+	// FromStorage returns obj, of the storage Strategy's type, as an object
+	// of this Strategy's type. It must not keep or change obj.
+	FromStorage(obj runtime.Object) (runtime.Object, error)
 }
