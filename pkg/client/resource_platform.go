@@ -3,6 +3,7 @@ package client
 import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	storagev1 "k8s.io/api/storage/v1"
 )
 
 // Platform resources: autoscaling, storage.k8s.io, admissionregistration.k8s.io.
@@ -11,4 +12,11 @@ var (
 	// HorizontalPodAutoscalersV1 reaches the same objects as
 	// HorizontalPodAutoscalers through autoscaling/v1.
 	HorizontalPodAutoscalersV1 = Resource[*autoscalingv1.HorizontalPodAutoscaler]{autoscalingv1.SchemeGroupVersion.WithResource("horizontalpodautoscalers"), "HorizontalPodAutoscaler", true}
+
+	StorageClasses          = Resource[*storagev1.StorageClass]{storagev1.SchemeGroupVersion.WithResource("storageclasses"), "StorageClass", false}
+	CSIDrivers              = Resource[*storagev1.CSIDriver]{storagev1.SchemeGroupVersion.WithResource("csidrivers"), "CSIDriver", false}
+	CSINodes                = Resource[*storagev1.CSINode]{storagev1.SchemeGroupVersion.WithResource("csinodes"), "CSINode", false}
+	VolumeAttachments       = Resource[*storagev1.VolumeAttachment]{storagev1.SchemeGroupVersion.WithResource("volumeattachments"), "VolumeAttachment", false}
+	CSIStorageCapacities    = Resource[*storagev1.CSIStorageCapacity]{storagev1.SchemeGroupVersion.WithResource("csistoragecapacities"), "CSIStorageCapacity", true}
+	VolumeAttributesClasses = Resource[*storagev1.VolumeAttributesClass]{storagev1.SchemeGroupVersion.WithResource("volumeattributesclasses"), "VolumeAttributesClass", false}
 )

@@ -8,6 +8,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -20,6 +21,14 @@ func platformPrinters() map[reflect.Type]*printer {
 	for _, p := range []func() (reflect.Type, *printer){
 		func() (reflect.Type, *printer) { return printerOf(hpaColumns, hpaRow) },
 		func() (reflect.Type, *printer) { return printerOf(hpaColumns, hpaV1Row) },
+		func() (reflect.Type, *printer) { return printerOf(storageClassColumns, storageClassRow) },
+		func() (reflect.Type, *printer) { return printerOf(csiDriverColumns, csiDriverRow) },
+		func() (reflect.Type, *printer) { return printerOf(csiNodeColumns, csiNodeRow) },
+		func() (reflect.Type, *printer) { return printerOf(volumeAttachmentColumns, volumeAttachmentRow) },
+		func() (reflect.Type, *printer) { return printerOf(csiStorageCapacityColumns, csiStorageCapacityRow) },
+		func() (reflect.Type, *printer) {
+			return printerOf(volumeAttributesClassColumns, volumeAttributesClassRow)
+		},
 	} {
 		t, pr := p()
 		out[t] = pr
@@ -173,4 +182,153 @@ func hpaTargets(specs []autoscalingv2.MetricSpec, statuses []autoscalingv2.Metri
 		return fmt.Sprintf("%s + %d more...", strings.Join(list[:hpaMaxTargets], ", "), len(list)-hpaMaxTargets)
 	}
 	return strings.Join(list, ", ")
+}
+
+// isDefaultClassAnnotation (and its beta form) marks the default StorageClass.
+const (
+	isDefaultClassAnnotation     = "storageclass.kubernetes.io/is-default-class"
+	betaIsDefaultClassAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
+)
+
+func storageClassColumns() []metav1.TableColumnDefinition {
+	d := storagev1.StorageClass{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Provisioner", Type: "string", Description: d["provisioner"]},
+		{Name: "ReclaimPolicy", Type: "string", Description: d["reclaimPolicy"]},
+		{Name: "VolumeBindingMode", Type: "string", Description: d["volumeBindingMode"]},
+		{Name: "AllowVolumeExpansion", Type: "string", Description: d["allowVolumeExpansion"]},
+		ageColumn(),
+	}
+}
+
+func storageClassRow(sc *storagev1.StorageClass, now time.Time) ([]any, []metav1.TableRowCondition) {
+	name := sc.Name
+	if sc.Annotations[isDefaultClassAnnotation] == "true" || sc.Annotations[betaIsDefaultClassAnnotation] == "true" {
+		name += " (default)"
+	}
+	reclaim, binding := "Delete", "Immediate"
+	if sc.ReclaimPolicy != nil {
+		reclaim = string(*sc.ReclaimPolicy)
+	}
+	if sc.VolumeBindingMode != nil {
+		binding = string(*sc.VolumeBindingMode)
+	}
+	expansion := false
+	if sc.AllowVolumeExpansion != nil {
+		expansion = *sc.AllowVolumeExpansion
+	}
+	return []any{name, sc.Provisioner, reclaim, binding, expansion, since(sc.CreationTimestamp.Time, now)}, nil
+}
+
+func csiDriverColumns() []metav1.TableColumnDefinition {
+	d := storagev1.CSIDriverSpec{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "AttachRequired", Type: "boolean", Description: d["attachRequired"]},
+		{Name: "PodInfoOnMount", Type: "boolean", Description: d["podInfoOnMount"]},
+		{Name: "StorageCapacity", Type: "boolean", Description: d["storageCapacity"]},
+		{Name: "TokenRequests", Type: "string", Description: d["tokenRequests"]},
+		{Name: "RequiresRepublish", Type: "boolean", Description: d["requiresRepublish"]},
+		{Name: "Modes", Type: "string", Description: d["volumeLifecycleModes"]},
+		ageColumn(),
+	}
+}
+
+func boolOr(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func csiDriverRow(d *storagev1.CSIDriver, now time.Time) ([]any, []metav1.TableRowCondition) {
+	var modes []string
+	for _, m := range d.Spec.VolumeLifecycleModes {
+		modes = append(modes, string(m))
+	}
+	modeCell := strings.Join(modes, ",")
+	if modeCell == "" {
+		modeCell = "<none>"
+	}
+	tokens := "<unset>"
+	if len(d.Spec.TokenRequests) > 0 {
+		var auds []string
+		for _, t := range d.Spec.TokenRequests {
+			auds = append(auds, t.Audience)
+		}
+		tokens = strings.Join(auds, ",")
+	}
+	return []any{
+		d.Name,
+		boolOr(d.Spec.AttachRequired, true),
+		boolOr(d.Spec.PodInfoOnMount, false),
+		boolOr(d.Spec.StorageCapacity, false),
+		tokens,
+		boolOr(d.Spec.RequiresRepublish, false),
+		modeCell,
+		since(d.CreationTimestamp.Time, now),
+	}, nil
+}
+
+func csiNodeColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Drivers", Type: "integer", Description: "Drivers indicates the number of CSI drivers registered on the node"},
+		ageColumn(),
+	}
+}
+
+func csiNodeRow(n *storagev1.CSINode, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{n.Name, int64(len(n.Spec.Drivers)), since(n.CreationTimestamp.Time, now)}, nil
+}
+
+func volumeAttachmentColumns() []metav1.TableColumnDefinition {
+	d := storagev1.VolumeAttachmentSpec{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Attacher", Type: "string", Format: "name", Description: d["attacher"]},
+		{Name: "PV", Type: "string", Description: storagev1.VolumeAttachmentSource{}.SwaggerDoc()["persistentVolumeName"]},
+		{Name: "Node", Type: "string", Description: d["nodeName"]},
+		{Name: "Attached", Type: "boolean", Description: storagev1.VolumeAttachmentStatus{}.SwaggerDoc()["attached"]},
+		ageColumn(),
+	}
+}
+
+func volumeAttachmentRow(v *storagev1.VolumeAttachment, now time.Time) ([]any, []metav1.TableRowCondition) {
+	pv := ""
+	if v.Spec.Source.PersistentVolumeName != nil {
+		pv = *v.Spec.Source.PersistentVolumeName
+	}
+	return []any{v.Name, v.Spec.Attacher, pv, v.Spec.NodeName, v.Status.Attached, since(v.CreationTimestamp.Time, now)}, nil
+}
+
+func csiStorageCapacityColumns() []metav1.TableColumnDefinition {
+	d := storagev1.CSIStorageCapacity{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "StorageClassName", Type: "string", Description: d["storageClassName"]},
+		{Name: "Capacity", Type: "string", Description: d["capacity"]},
+		ageColumn(),
+	}
+}
+
+func csiStorageCapacityRow(c *storagev1.CSIStorageCapacity, now time.Time) ([]any, []metav1.TableRowCondition) {
+	capacity := "<unset>"
+	if c.Capacity != nil {
+		capacity = c.Capacity.String()
+	}
+	return []any{c.Name, c.StorageClassName, capacity, since(c.CreationTimestamp.Time, now)}, nil
+}
+
+func volumeAttributesClassColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "DriverName", Type: "string", Description: storagev1.VolumeAttributesClass{}.SwaggerDoc()["driverName"]},
+		ageColumn(),
+	}
+}
+
+func volumeAttributesClassRow(c *storagev1.VolumeAttributesClass, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{c.Name, c.DriverName, since(c.CreationTimestamp.Time, now)}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -104,6 +105,74 @@ func TestHPAPrinters(t *testing.T) {
 			},
 			wantCols:  cols,
 			wantCells: []any{"web", "Deployment/web", "cpu: 20%/50%, memory: <unknown>/512Mi", int64(1), int64(3), int64(1), "2s"},
+		},
+	})
+}
+
+func TestStoragePrinters(t *testing.T) {
+	pv := "pv-1"
+	capacity := resource.MustParse("10Gi")
+	wait := storagev1.VolumeBindingWaitForFirstConsumer
+	runPlatformCases(t, []platformCase{
+		{
+			name: "default storageclass",
+			obj: &storagev1.StorageClass{
+				ObjectMeta: func() metav1.ObjectMeta {
+					m := objectMeta("standard", time.Hour)
+					m.Annotations = map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}
+					return m
+				}(),
+				Provisioner: "rancher.io/local-path", VolumeBindingMode: &wait,
+			},
+			wantCols:  []string{"Name", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion", "Age"},
+			wantCells: []any{"standard (default)", "rancher.io/local-path", "Delete", "WaitForFirstConsumer", false, "60m"},
+		},
+		{
+			name: "csidriver",
+			obj: &storagev1.CSIDriver{
+				ObjectMeta: objectMeta("csi.example.com", time.Minute),
+				Spec: storagev1.CSIDriverSpec{
+					AttachRequired: ptr.To(false), PodInfoOnMount: ptr.To(true),
+					TokenRequests:        []storagev1.TokenRequest{{Audience: "vault"}, {Audience: "gcp"}},
+					VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{"Persistent", "Ephemeral"},
+				},
+			},
+			wantCols:  []string{"Name", "AttachRequired", "PodInfoOnMount", "StorageCapacity", "TokenRequests", "RequiresRepublish", "Modes", "Age"},
+			wantCells: []any{"csi.example.com", false, true, false, "vault,gcp", false, "Persistent,Ephemeral", "60s"},
+		},
+		{
+			name:      "csidriver unset",
+			obj:       &storagev1.CSIDriver{ObjectMeta: objectMeta("d", time.Minute)},
+			wantCols:  []string{"Name", "AttachRequired", "PodInfoOnMount", "StorageCapacity", "TokenRequests", "RequiresRepublish", "Modes", "Age"},
+			wantCells: []any{"d", true, false, false, "<unset>", false, "<none>", "60s"},
+		},
+		{
+			name:      "csinode",
+			obj:       &storagev1.CSINode{ObjectMeta: objectMeta("node-1", time.Minute), Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: "a"}, {Name: "b"}}}},
+			wantCols:  []string{"Name", "Drivers", "Age"},
+			wantCells: []any{"node-1", int64(2), "60s"},
+		},
+		{
+			name: "volumeattachment",
+			obj: &storagev1.VolumeAttachment{
+				ObjectMeta: objectMeta("csi-123", time.Minute),
+				Spec:       storagev1.VolumeAttachmentSpec{Attacher: "csi.example.com", NodeName: "node-1", Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv}},
+				Status:     storagev1.VolumeAttachmentStatus{Attached: true},
+			},
+			wantCols:  []string{"Name", "Attacher", "PV", "Node", "Attached", "Age"},
+			wantCells: []any{"csi-123", "csi.example.com", "pv-1", "node-1", true, "60s"},
+		},
+		{
+			name:      "csistoragecapacity",
+			obj:       &storagev1.CSIStorageCapacity{ObjectMeta: objectMeta("c", time.Minute), StorageClassName: "fast", Capacity: &capacity},
+			wantCols:  []string{"Name", "StorageClassName", "Capacity", "Age"},
+			wantCells: []any{"c", "fast", "10Gi", "60s"},
+		},
+		{
+			name:      "volumeattributesclass",
+			obj:       &storagev1.VolumeAttributesClass{ObjectMeta: objectMeta("gold", time.Minute), DriverName: "csi.example.com"},
+			wantCols:  []string{"Name", "DriverName", "Age"},
+			wantCells: []any{"gold", "csi.example.com", "60s"},
 		},
 	})
 }
