@@ -1,6 +1,7 @@
 package client
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	storagev1 "k8s.io/api/storage/v1"
@@ -19,4 +20,7 @@ var (
 	VolumeAttachments       = Resource[*storagev1.VolumeAttachment]{storagev1.SchemeGroupVersion.WithResource("volumeattachments"), "VolumeAttachment", false}
 	CSIStorageCapacities    = Resource[*storagev1.CSIStorageCapacity]{storagev1.SchemeGroupVersion.WithResource("csistoragecapacities"), "CSIStorageCapacity", true}
 	VolumeAttributesClasses = Resource[*storagev1.VolumeAttributesClass]{storagev1.SchemeGroupVersion.WithResource("volumeattributesclasses"), "VolumeAttributesClass", false}
+
+	ValidatingWebhookConfigurations = Resource[*admissionregistrationv1.ValidatingWebhookConfiguration]{admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"), "ValidatingWebhookConfiguration", false}
+	MutatingWebhookConfigurations   = Resource[*admissionregistrationv1.MutatingWebhookConfiguration]{admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), "MutatingWebhookConfiguration", false}
 )

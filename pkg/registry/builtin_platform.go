@@ -12,5 +12,7 @@ func platformResources() []Strategy {
 		VolumeAttachments(),
 		CSIStorageCapacities(),
 		VolumeAttributesClasses(),
+		ValidatingWebhookConfigurations(),
+		MutatingWebhookConfigurations(),
 	}
 }

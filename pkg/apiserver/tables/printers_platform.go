@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	storagev1 "k8s.io/api/storage/v1"
@@ -331,4 +332,20 @@ func volumeAttributesClassColumns() []metav1.TableColumnDefinition {
 
 func volumeAttributesClassRow(c *storagev1.VolumeAttributesClass, now time.Time) ([]any, []metav1.TableRowCondition) {
 	return []any{c.Name, c.DriverName, since(c.CreationTimestamp.Time, now)}, nil
+}
+
+func webhookConfigurationColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Webhooks", Type: "integer", Description: "Webhooks indicates the number of webhooks registered in this configuration"},
+		ageColumn(),
+	}
+}
+
+func validatingWebhookConfigurationRow(c *admissionregistrationv1.ValidatingWebhookConfiguration, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{c.Name, int64(len(c.Webhooks)), since(c.CreationTimestamp.Time, now)}, nil
+}
+
+func mutatingWebhookConfigurationRow(c *admissionregistrationv1.MutatingWebhookConfiguration, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{c.Name, int64(len(c.Webhooks)), since(c.CreationTimestamp.Time, now)}, nil
 }

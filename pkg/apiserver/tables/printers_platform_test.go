@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	storagev1 "k8s.io/api/storage/v1"
@@ -173,6 +174,24 @@ func TestStoragePrinters(t *testing.T) {
 			obj:       &storagev1.VolumeAttributesClass{ObjectMeta: objectMeta("gold", time.Minute), DriverName: "csi.example.com"},
 			wantCols:  []string{"Name", "DriverName", "Age"},
 			wantCells: []any{"gold", "csi.example.com", "60s"},
+		},
+	})
+}
+
+func TestWebhookConfigurationPrinters(t *testing.T) {
+	cols := []string{"Name", "Webhooks", "Age"}
+	runPlatformCases(t, []platformCase{
+		{
+			name:      "validating",
+			obj:       &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: objectMeta("v", time.Minute), Webhooks: make([]admissionregistrationv1.ValidatingWebhook, 2)},
+			wantCols:  cols,
+			wantCells: []any{"v", int64(2), "60s"},
+		},
+		{
+			name:      "mutating",
+			obj:       &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: objectMeta("m", time.Minute)},
+			wantCols:  cols,
+			wantCells: []any{"m", int64(0), "60s"},
 		},
 	})
 }
