@@ -19,21 +19,17 @@ import (
 // platformPrinters returns the printers of storage.k8s.io, admissionregistration.k8s.io, resource.k8s.io, HorizontalPodAutoscalers.
 func platformPrinters() map[reflect.Type]*printer {
 	out := map[reflect.Type]*printer{}
-	for _, p := range []func() (reflect.Type, *printer){
-		func() (reflect.Type, *printer) { return printerOf(hpaColumns, hpaRow) },
-		func() (reflect.Type, *printer) { return printerOf(hpaColumns, hpaV1Row) },
-		func() (reflect.Type, *printer) { return printerOf(storageClassColumns, storageClassRow) },
-		func() (reflect.Type, *printer) { return printerOf(csiDriverColumns, csiDriverRow) },
-		func() (reflect.Type, *printer) { return printerOf(csiNodeColumns, csiNodeRow) },
-		func() (reflect.Type, *printer) { return printerOf(volumeAttachmentColumns, volumeAttachmentRow) },
-		func() (reflect.Type, *printer) { return printerOf(csiStorageCapacityColumns, csiStorageCapacityRow) },
-		func() (reflect.Type, *printer) {
-			return printerOf(volumeAttributesClassColumns, volumeAttributesClassRow)
-		},
-	} {
-		t, pr := p()
-		out[t] = pr
-	}
+	add := func(t reflect.Type, p *printer) { out[t] = p }
+	add(printerOf(hpaColumns, hpaRow))
+	add(printerOf(hpaColumns, hpaV1Row))
+	add(printerOf(storageClassColumns, storageClassRow))
+	add(printerOf(csiDriverColumns, csiDriverRow))
+	add(printerOf(csiNodeColumns, csiNodeRow))
+	add(printerOf(volumeAttachmentColumns, volumeAttachmentRow))
+	add(printerOf(csiStorageCapacityColumns, csiStorageCapacityRow))
+	add(printerOf(volumeAttributesClassColumns, volumeAttributesClassRow))
+	add(printerOf(webhookConfigurationColumns, validatingWebhookConfigurationRow))
+	add(printerOf(webhookConfigurationColumns, mutatingWebhookConfigurationRow))
 	return out
 }
 
