@@ -23,4 +23,9 @@ var (
 
 	ValidatingWebhookConfigurations = Resource[*admissionregistrationv1.ValidatingWebhookConfiguration]{admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"), "ValidatingWebhookConfiguration", false}
 	MutatingWebhookConfigurations   = Resource[*admissionregistrationv1.MutatingWebhookConfiguration]{admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), "MutatingWebhookConfiguration", false}
+
+	ValidatingAdmissionPolicies       = Resource[*admissionregistrationv1.ValidatingAdmissionPolicy]{admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies"), "ValidatingAdmissionPolicy", false}
+	ValidatingAdmissionPolicyBindings = Resource[*admissionregistrationv1.ValidatingAdmissionPolicyBinding]{admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"), "ValidatingAdmissionPolicyBinding", false}
+	MutatingAdmissionPolicies         = Resource[*admissionregistrationv1.MutatingAdmissionPolicy]{admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicies"), "MutatingAdmissionPolicy", false}
+	MutatingAdmissionPolicyBindings   = Resource[*admissionregistrationv1.MutatingAdmissionPolicyBinding]{admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicybindings"), "MutatingAdmissionPolicyBinding", false}
 )

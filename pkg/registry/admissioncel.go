@@ -16,8 +16,12 @@ type admissionVars int
 const (
 	// admissionVarsWebhook: a webhook's matchConditions.
 	admissionVarsWebhook admissionVars = iota
-	// admissionVarsPolicy: the expressions of an admission policy.
+	// admissionVarsPolicy: the expressions of an admission policy without
+	// a paramKind.
 	admissionVarsPolicy
+	// admissionVarsPolicyParams: those of a policy with a paramKind, which
+	// may use params.
+	admissionVarsPolicyParams
 )
 
 // admissionEnvs are the CEL environments of admission expressions, built
@@ -32,8 +36,9 @@ var admissionEnvs = sync.OnceValues(func() (map[admissionVars]*cel.Env, error) {
 	common := []string{"object", "oldObject", "request", "authorizer"}
 	out := map[admissionVars]*cel.Env{}
 	for kind, names := range map[admissionVars][]string{
-		admissionVarsWebhook: common,
-		admissionVarsPolicy:  append(slicesClone(common), "params", "namespaceObject", "variables"),
+		admissionVarsWebhook:      common,
+		admissionVarsPolicy:       append(slicesClone(common), "namespaceObject", "variables"),
+		admissionVarsPolicyParams: append(slicesClone(common), "namespaceObject", "variables", "params"),
 	} {
 		var opts []cel.EnvOption
 		for _, n := range names {
@@ -70,6 +75,20 @@ func compileAdmissionExpressionType(expr string, vars admissionVars, want *cel.T
 		if !out.IsExactType(want) && !out.IsExactType(cel.DynType) {
 			return field.ErrorList{field.Invalid(fld, expr, "must evaluate to "+want.String())}
 		}
+	}
+	return nil
+}
+
+// parseAdmissionExpression checks only the syntax of expr: mutations build
+// typed objects (Object{...}, JSONPatch{...}) whose types come from the
+// matched resources, which are not known when the policy is written.
+func parseAdmissionExpression(expr string, fld *field.Path) field.ErrorList {
+	envs, err := admissionEnvs()
+	if err != nil {
+		return field.ErrorList{field.InternalError(fld, err)}
+	}
+	if _, iss := envs[admissionVarsPolicyParams].Parse(expr); iss != nil && iss.Err() != nil {
+		return field.ErrorList{field.Invalid(fld, expr, "compilation failed: "+strings.TrimSpace(iss.Err().Error()))}
 	}
 	return nil
 }

@@ -14,5 +14,9 @@ func platformResources() []Strategy {
 		VolumeAttributesClasses(),
 		ValidatingWebhookConfigurations(),
 		MutatingWebhookConfigurations(),
+		ValidatingAdmissionPolicies(),
+		ValidatingAdmissionPolicyBindings(),
+		MutatingAdmissionPolicies(),
+		MutatingAdmissionPolicyBindings(),
 	}
 }

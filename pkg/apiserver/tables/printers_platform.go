@@ -30,6 +30,10 @@ func platformPrinters() map[reflect.Type]*printer {
 	add(printerOf(volumeAttributesClassColumns, volumeAttributesClassRow))
 	add(printerOf(webhookConfigurationColumns, validatingWebhookConfigurationRow))
 	add(printerOf(webhookConfigurationColumns, mutatingWebhookConfigurationRow))
+	add(printerOf(validatingPolicyColumns, validatingPolicyRow))
+	add(printerOf(policyBindingColumns, validatingPolicyBindingRow))
+	add(printerOf(mutatingPolicyColumns, mutatingPolicyRow))
+	add(printerOf(policyBindingColumns, mutatingPolicyBindingRow))
 	return out
 }
 
@@ -344,4 +348,70 @@ func validatingWebhookConfigurationRow(c *admissionregistrationv1.ValidatingWebh
 
 func mutatingWebhookConfigurationRow(c *admissionregistrationv1.MutatingWebhookConfiguration, now time.Time) ([]any, []metav1.TableRowCondition) {
 	return []any{c.Name, int64(len(c.Webhooks)), since(c.CreationTimestamp.Time, now)}, nil
+}
+
+func validatingPolicyColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Validations", Type: "integer", Description: "Validations indicates the number of validation rules defined in this configuration"},
+		{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
+		ageColumn(),
+	}
+}
+
+func mutatingPolicyColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Mutations", Type: "integer", Description: "Mutations indicates the number of mutations rules defined in this configuration"},
+		{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
+		ageColumn(),
+	}
+}
+
+func paramKindCell(pk *admissionregistrationv1.ParamKind) string {
+	if pk == nil {
+		return "<unset>"
+	}
+	return pk.APIVersion + "/" + pk.Kind
+}
+
+func validatingPolicyRow(p *admissionregistrationv1.ValidatingAdmissionPolicy, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{p.Name, int64(len(p.Spec.Validations)), paramKindCell(p.Spec.ParamKind), since(p.CreationTimestamp.Time, now)}, nil
+}
+
+func mutatingPolicyRow(p *admissionregistrationv1.MutatingAdmissionPolicy, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{p.Name, int64(len(p.Spec.Mutations)), paramKindCell(p.Spec.ParamKind), since(p.CreationTimestamp.Time, now)}, nil
+}
+
+func policyBindingColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "PolicyName", Type: "string", Description: "PolicyName indicates the policy definition which the policy binding binded to"},
+		{Name: "ParamRef", Type: "string", Description: "ParamRef indicates the param resource which sets the configration param"},
+		ageColumn(),
+	}
+}
+
+// paramRefCell names a binding's parameters: namespace/name, "*/name" when
+// the namespace is not known here, or the selector.
+func paramRefCell(pr *admissionregistrationv1.ParamRef) string {
+	switch {
+	case pr == nil:
+		return "<unset>"
+	case pr.Name != "" && pr.Namespace != "":
+		return pr.Namespace + "/" + pr.Name
+	case pr.Name != "":
+		return "*/" + pr.Name
+	case pr.Selector != nil:
+		return pr.Selector.String()
+	}
+	return "<unset>"
+}
+
+func validatingPolicyBindingRow(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{b.Name, b.Spec.PolicyName, paramRefCell(b.Spec.ParamRef), since(b.CreationTimestamp.Time, now)}, nil
+}
+
+func mutatingPolicyBindingRow(b *admissionregistrationv1.MutatingAdmissionPolicyBinding, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{b.Name, b.Spec.PolicyName, paramRefCell(b.Spec.ParamRef), since(b.CreationTimestamp.Time, now)}, nil
 }

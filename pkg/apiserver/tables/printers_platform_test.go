@@ -195,3 +195,50 @@ func TestWebhookConfigurationPrinters(t *testing.T) {
 		},
 	})
 }
+
+func TestAdmissionPolicyPrinters(t *testing.T) {
+	runPlatformCases(t, []platformCase{
+		{
+			name: "validating policy",
+			obj: &admissionregistrationv1.ValidatingAdmissionPolicy{
+				ObjectMeta: objectMeta("max", time.Minute),
+				Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+					ParamKind:   &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
+					Validations: make([]admissionregistrationv1.Validation, 3),
+				},
+			},
+			wantCols:  []string{"Name", "Validations", "ParamKind", "Age"},
+			wantCells: []any{"max", int64(3), "v1/ConfigMap", "60s"},
+		},
+		{
+			name:      "validating policy without params",
+			obj:       &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: objectMeta("p", time.Minute)},
+			wantCols:  []string{"Name", "Validations", "ParamKind", "Age"},
+			wantCells: []any{"p", int64(0), "<unset>", "60s"},
+		},
+		{
+			name: "binding with a namespaced param",
+			obj: &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+				ObjectMeta: objectMeta("b", time.Minute),
+				Spec:       admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "max", ParamRef: &admissionregistrationv1.ParamRef{Name: "cfg", Namespace: "ns"}},
+			},
+			wantCols:  []string{"Name", "PolicyName", "ParamRef", "Age"},
+			wantCells: []any{"b", "max", "ns/cfg", "60s"},
+		},
+		{
+			name: "mutating binding with a param of any namespace",
+			obj: &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+				ObjectMeta: objectMeta("b", time.Minute),
+				Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: "m", ParamRef: &admissionregistrationv1.ParamRef{Name: "cfg"}},
+			},
+			wantCols:  []string{"Name", "PolicyName", "ParamRef", "Age"},
+			wantCells: []any{"b", "m", "*/cfg", "60s"},
+		},
+		{
+			name:      "mutating policy",
+			obj:       &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: objectMeta("m", time.Minute), Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{Mutations: make([]admissionregistrationv1.Mutation, 1)}},
+			wantCols:  []string{"Name", "Mutations", "ParamKind", "Age"},
+			wantCells: []any{"m", int64(1), "<unset>", "60s"},
+		},
+	})
+}
