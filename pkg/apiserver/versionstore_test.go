@@ -186,3 +186,22 @@ func TestHPADiscovery(t *testing.T) {
 		}
 	}
 }
+
+func TestHPAOpenAPI(t *testing.T) {
+	e := newTestEnv(t)
+	for _, gv := range []string{"autoscaling/v1", "autoscaling/v2"} {
+		r := e.do("GET", "/openapi/v3/apis/"+gv, nil)
+		r.expect(t, 200, "")
+		want := "io.k8s.api." + strings.ReplaceAll(gv, "/", ".") + ".HorizontalPodAutoscaler"
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("%s: no %s", gv, want)
+		}
+	}
+	r := e.do("GET", "/openapi/v2", nil)
+	r.expect(t, 200, "")
+	for _, want := range []string{"io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler", "io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", "io.k8s.api.storage.v1.StorageClass", "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy"} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("openapi v2: no %s", want)
+		}
+	}
+}
