@@ -4,10 +4,11 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 )
 
-// Platform resources: autoscaling, storage.k8s.io, admissionregistration.k8s.io.
+// Platform resources: autoscaling, storage.k8s.io, admissionregistration.k8s.io, resource.k8s.io.
 var (
 	HorizontalPodAutoscalers = Resource[*autoscalingv2.HorizontalPodAutoscaler]{autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers"), "HorizontalPodAutoscaler", true}
 	// HorizontalPodAutoscalersV1 reaches the same objects as
@@ -28,4 +29,9 @@ var (
 	ValidatingAdmissionPolicyBindings = Resource[*admissionregistrationv1.ValidatingAdmissionPolicyBinding]{admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"), "ValidatingAdmissionPolicyBinding", false}
 	MutatingAdmissionPolicies         = Resource[*admissionregistrationv1.MutatingAdmissionPolicy]{admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicies"), "MutatingAdmissionPolicy", false}
 	MutatingAdmissionPolicyBindings   = Resource[*admissionregistrationv1.MutatingAdmissionPolicyBinding]{admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicybindings"), "MutatingAdmissionPolicyBinding", false}
+
+	DeviceClasses          = Resource[*resourcev1.DeviceClass]{resourcev1.SchemeGroupVersion.WithResource("deviceclasses"), "DeviceClass", false}
+	ResourceClaims         = Resource[*resourcev1.ResourceClaim]{resourcev1.SchemeGroupVersion.WithResource("resourceclaims"), "ResourceClaim", true}
+	ResourceClaimTemplates = Resource[*resourcev1.ResourceClaimTemplate]{resourcev1.SchemeGroupVersion.WithResource("resourceclaimtemplates"), "ResourceClaimTemplate", true}
+	ResourceSlices         = Resource[*resourcev1.ResourceSlice]{resourcev1.SchemeGroupVersion.WithResource("resourceslices"), "ResourceSlice", false}
 )

@@ -22,6 +22,8 @@ const (
 	// admissionVarsPolicyParams: those of a policy with a paramKind, which
 	// may use params.
 	admissionVarsPolicyParams
+	// draVarsDevice: a device selector of resource.k8s.io.
+	draVarsDevice
 )
 
 // admissionEnvs are the CEL environments of admission expressions, built
@@ -39,6 +41,7 @@ var admissionEnvs = sync.OnceValues(func() (map[admissionVars]*cel.Env, error) {
 		admissionVarsWebhook:      common,
 		admissionVarsPolicy:       append(slicesClone(common), "namespaceObject", "variables"),
 		admissionVarsPolicyParams: append(slicesClone(common), "namespaceObject", "variables", "params"),
+		draVarsDevice:             {"device"},
 	} {
 		var opts []cel.EnvOption
 		for _, n := range names {

@@ -18,5 +18,9 @@ func platformResources() []Strategy {
 		ValidatingAdmissionPolicyBindings(),
 		MutatingAdmissionPolicies(),
 		MutatingAdmissionPolicyBindings(),
+		DeviceClasses(),
+		ResourceClaims(),
+		ResourceClaimTemplates(),
+		ResourceSlices(),
 	}
 }

@@ -9,6 +9,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,10 @@ func platformPrinters() map[reflect.Type]*printer {
 	add(printerOf(policyBindingColumns, validatingPolicyBindingRow))
 	add(printerOf(mutatingPolicyColumns, mutatingPolicyRow))
 	add(printerOf(policyBindingColumns, mutatingPolicyBindingRow))
+	add(printerOf(nameAgeColumns, deviceClassRow))
+	add(printerOf(resourceClaimColumns, resourceClaimRow))
+	add(printerOf(nameAgeColumns, resourceClaimTemplateRow))
+	add(printerOf(resourceSliceColumns, resourceSliceRow))
 	return out
 }
 
@@ -414,4 +419,69 @@ func validatingPolicyBindingRow(b *admissionregistrationv1.ValidatingAdmissionPo
 
 func mutatingPolicyBindingRow(b *admissionregistrationv1.MutatingAdmissionPolicyBinding, now time.Time) ([]any, []metav1.TableRowCondition) {
 	return []any{b.Name, b.Spec.PolicyName, paramRefCell(b.Spec.ParamRef), since(b.CreationTimestamp.Time, now)}, nil
+}
+
+func nameAgeColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{nameColumn(), ageColumn()}
+}
+
+func deviceClassRow(c *resourcev1.DeviceClass, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{c.Name, since(c.CreationTimestamp.Time, now)}, nil
+}
+
+func resourceClaimTemplateRow(t *resourcev1.ResourceClaimTemplate, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{t.Name, since(t.CreationTimestamp.Time, now)}, nil
+}
+
+func resourceClaimColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "State", Type: "string", Description: "A summary of the current state (allocated, pending, reserved, etc.)."},
+		ageColumn(),
+	}
+}
+
+// resourceClaimState summarizes a claim as kubectl does: deleted, pending,
+// allocated, reserved, comma-separated.
+func resourceClaimState(c *resourcev1.ResourceClaim) string {
+	var states []string
+	deleted := c.DeletionTimestamp != nil
+	if deleted {
+		states = append(states, "deleted")
+	}
+	switch {
+	case c.Status.Allocation == nil:
+		if !deleted {
+			states = append(states, "pending")
+		}
+	default:
+		states = append(states, "allocated")
+		if len(c.Status.ReservedFor) > 0 {
+			states = append(states, "reserved")
+		}
+	}
+	return strings.Join(states, ",")
+}
+
+func resourceClaimRow(c *resourcev1.ResourceClaim, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{c.Name, resourceClaimState(c), since(c.CreationTimestamp.Time, now)}, nil
+}
+
+func resourceSliceColumns() []metav1.TableColumnDefinition {
+	d := resourcev1.ResourceSliceSpec{}.SwaggerDoc()
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Node", Type: "string", Description: d["nodeName"]},
+		{Name: "Driver", Type: "string", Description: d["driver"]},
+		{Name: "Pool", Type: "string", Description: resourcev1.ResourcePool{}.SwaggerDoc()["name"]},
+		ageColumn(),
+	}
+}
+
+func resourceSliceRow(s *resourcev1.ResourceSlice, now time.Time) ([]any, []metav1.TableRowCondition) {
+	node := "" // a slice of devices not bound to one node
+	if s.Spec.NodeName != nil {
+		node = *s.Spec.NodeName
+	}
+	return []any{s.Name, node, s.Spec.Driver, s.Spec.Pool.Name, since(s.CreationTimestamp.Time, now)}, nil
 }

@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -239,6 +240,52 @@ func TestAdmissionPolicyPrinters(t *testing.T) {
 			obj:       &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: objectMeta("m", time.Minute), Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{Mutations: make([]admissionregistrationv1.Mutation, 1)}},
 			wantCols:  []string{"Name", "Mutations", "ParamKind", "Age"},
 			wantCells: []any{"m", int64(1), "<unset>", "60s"},
+		},
+	})
+}
+
+func TestResourcePrinters(t *testing.T) {
+	node := "node-1"
+	deleted := ago(time.Second)
+	runPlatformCases(t, []platformCase{
+		{
+			name:      "deviceclass",
+			obj:       &resourcev1.DeviceClass{ObjectMeta: objectMeta("gpu.example.com", time.Minute)},
+			wantCols:  []string{"Name", "Age"},
+			wantCells: []any{"gpu.example.com", "60s"},
+		},
+		{
+			name:      "pending claim",
+			obj:       &resourcev1.ResourceClaim{ObjectMeta: objectMeta("c", time.Minute)},
+			wantCols:  []string{"Name", "State", "Age"},
+			wantCells: []any{"c", "pending", "60s"},
+		},
+		{
+			name: "reserved claim being deleted",
+			obj: &resourcev1.ResourceClaim{
+				ObjectMeta: func() metav1.ObjectMeta { m := objectMeta("c", time.Minute); m.DeletionTimestamp = &deleted; return m }(),
+				Status: resourcev1.ResourceClaimStatus{
+					Allocation:  &resourcev1.AllocationResult{},
+					ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "p", UID: "u"}},
+				},
+			},
+			wantCols:  []string{"Name", "State", "Age"},
+			wantCells: []any{"c", "deleted,allocated,reserved", "60s"},
+		},
+		{
+			name:      "claim template",
+			obj:       &resourcev1.ResourceClaimTemplate{ObjectMeta: objectMeta("t", time.Minute)},
+			wantCols:  []string{"Name", "Age"},
+			wantCells: []any{"t", "60s"},
+		},
+		{
+			name: "slice",
+			obj: &resourcev1.ResourceSlice{
+				ObjectMeta: objectMeta("s", time.Minute),
+				Spec:       resourcev1.ResourceSliceSpec{NodeName: &node, Driver: "gpu.example.com", Pool: resourcev1.ResourcePool{Name: "node-1"}},
+			},
+			wantCols:  []string{"Name", "Node", "Driver", "Pool", "Age"},
+			wantCells: []any{"s", "node-1", "gpu.example.com", "node-1", "60s"},
 		},
 	})
 }
