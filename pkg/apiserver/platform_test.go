@@ -16,8 +16,8 @@ func TestPlatformResourcesServed(t *testing.T) {
 	e := newTestEnv(t)
 
 	sc := &storagev1.StorageClass{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "storage.k8s.io/v1", Kind: "StorageClass"},
-		ObjectMeta: metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		TypeMeta:    metav1.TypeMeta{APIVersion: "storage.k8s.io/v1", Kind: "StorageClass"},
+		ObjectMeta:  metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
 		Provisioner: "rancher.io/local-path",
 	}
 	var created storagev1.StorageClass
