@@ -26,7 +26,27 @@ const (
 // store, see HorizontalPodAutoscalersV1): a status subresource, and in the
 // "all" category as kubectl get all lists them.
 func HorizontalPodAutoscalers() Strategy {
-	return hpaResource(false)
+	return hpaStrategy(hpaResource(false))
+}
+
+// hpaStrategy gives an HPA Resource Kubernetes' update rules: an HPA
+// already at minReplicas 0 may stay there without the HPAScaleToZero gate.
+func hpaStrategy(r *Resource[*autoscalingv2.HorizontalPodAutoscaler]) Strategy {
+	return updateRules[*autoscalingv2.HorizontalPodAutoscaler]{r, func(h, old *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
+		return validateHPAUpdate(h, old, r.ValidateFunc)
+	}}
+}
+
+// validateHPAUpdate checks an update of h: the create rules, but with
+// minReplicas 0 allowed when old has it, and the status.
+func validateHPAUpdate(h, old *autoscalingv2.HorizontalPodAutoscaler, create func(*autoscalingv2.HorizontalPodAutoscaler) field.ErrorList) field.ErrorList {
+	var errs field.ErrorList
+	if old.Spec.MinReplicas != nil && *old.Spec.MinReplicas == 0 {
+		errs = validateHPA(h, 0)
+	} else {
+		errs = create(h)
+	}
+	return append(errs, validateHPAStatus(&h.Status)...)
 }
 
 // hpaResource is the v2 strategy; scaleToZero allows minReplicas 0, as the
@@ -56,9 +76,6 @@ func hpaResource(scaleToZero bool) *Resource[*autoscalingv2.HorizontalPodAutosca
 				lower = 0
 			}
 			return validateHPA(h, lower)
-		},
-		ValidateUpdateFunc: func(h, _ *autoscalingv2.HorizontalPodAutoscaler) field.ErrorList {
-			return validateHPAStatus(&h.Status)
 		},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -272,5 +273,51 @@ func TestHPAV1StatusRules(t *testing.T) {
 	out := st.PrepareForStatusUpdate(h, old).(*autoscalingv1.HorizontalPodAutoscaler)
 	if out.Spec.MaxReplicas != 3 || out.Annotations[hpaMetricsAnnotation] != "[]" {
 		t.Errorf("status write: %+v %v", out.Spec, out.Annotations)
+	}
+}
+
+func TestHPAUpdateKeepsScaleToZero(t *testing.T) {
+	for name, st := range map[string]Strategy{"v2": HorizontalPodAutoscalers(), "v1": HorizontalPodAutoscalersV1()} {
+		t.Run(name, func(t *testing.T) {
+			var old, upd, fresh runtime.Object
+			if name == "v2" {
+				o := hpa("a")
+				o.ResourceVersion = "1"
+				o.Spec.MinReplicas = ptr[int32](0)
+				o.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: "External", External: &autoscalingv2.ExternalMetricSource{
+					Metric: autoscalingv2.MetricIdentifier{Name: "queue"}, Target: autoscalingv2.MetricTarget{Type: "Value", Value: resource.NewQuantity(5, resource.DecimalSI)},
+				}}}
+				u := o.DeepCopy()
+				u.Spec.MaxReplicas = 9
+				f := hpa("a")
+				f.ResourceVersion = "1"
+				old, upd, fresh = o, u, f
+			} else {
+				o, err := hpaToV1(func() *autoscalingv2.HorizontalPodAutoscaler {
+					h := hpa("a")
+					h.ResourceVersion = "1"
+					h.Spec.MinReplicas = ptr[int32](0)
+					h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: "External", External: &autoscalingv2.ExternalMetricSource{
+						Metric: autoscalingv2.MetricIdentifier{Name: "queue"}, Target: autoscalingv2.MetricTarget{Type: "Value", Value: resource.NewQuantity(5, resource.DecimalSI)},
+					}}}
+					return h
+				}())
+				if err != nil {
+					t.Fatal(err)
+				}
+				u := o.DeepCopy()
+				u.Spec.MaxReplicas = 9
+				f := o.DeepCopy()
+				f.Spec.MinReplicas = ptr[int32](1)
+				old, upd, fresh = o, u, f
+			}
+			if errs := st.ValidateUpdate(upd, old); len(errs) != 0 {
+				t.Errorf("update of an HPA at 0: %v", errs)
+			}
+			// Going to 0 from 1 is refused.
+			if errs := st.ValidateUpdate(old, fresh); len(errs) != 1 || errs[0].Field != "spec.minReplicas" {
+				t.Errorf("update to 0: %v", errs)
+			}
+		})
 	}
 }

@@ -33,7 +33,7 @@ var (
 // hpaV1 serves autoscaling/v1 horizontalpodautoscalers from the
 // autoscaling/v2 store.
 type hpaV1 struct {
-	*Resource[*autoscalingv1.HorizontalPodAutoscaler]
+	updateRules[*autoscalingv1.HorizontalPodAutoscaler]
 }
 
 var _ VersionConverter = hpaV1{}
@@ -85,15 +85,18 @@ func HorizontalPodAutoscalersV1() Strategy {
 			}
 			return v2.ValidateFunc(v)
 		},
-		ValidateUpdateFunc: func(h, _ *autoscalingv1.HorizontalPodAutoscaler) field.ErrorList {
-			v, err := hpaToV2(h)
-			if err != nil {
-				return nil // reported by ValidateFunc
-			}
-			return validateHPAStatus(&v.Status)
-		},
 	}
-	return hpaV1{r}
+	return hpaV1{updateRules[*autoscalingv1.HorizontalPodAutoscaler]{r, func(h, old *autoscalingv1.HorizontalPodAutoscaler) field.ErrorList {
+		n, err := hpaToV2(h)
+		if err != nil {
+			return r.ValidateFunc(h) // reports the annotation
+		}
+		o, err := hpaToV2(old)
+		if err != nil {
+			o = &autoscalingv2.HorizontalPodAutoscaler{}
+		}
+		return validateHPAUpdate(n, o, v2.ValidateFunc)
+	}}}
 }
 
 // StorageGVK implements VersionConverter.

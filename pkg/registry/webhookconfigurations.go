@@ -25,7 +25,7 @@ const maxMatchConditions = 64
 // validatingwebhookconfigurations, stored and validated (calling the
 // webhooks is the admission chain's business).
 func ValidatingWebhookConfigurations() Strategy {
-	return &Resource[*admissionregistrationv1.ValidatingWebhookConfiguration]{
+	r := &Resource[*admissionregistrationv1.ValidatingWebhookConfiguration]{
 		Meta: Info{
 			GVK:      admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"),
 			Resource: "validatingwebhookconfigurations", Singular: "validatingwebhookconfiguration",
@@ -46,12 +46,15 @@ func ValidatingWebhookConfigurations() Strategy {
 			return validateWebhooks(validatingHooks(c.Webhooks), webhookOptions{noSideEffects: true, knownReviewVersion: true, uniqueNames: true})
 		},
 	}
+	return updateRules[*admissionregistrationv1.ValidatingWebhookConfiguration]{r, func(c, old *admissionregistrationv1.ValidatingWebhookConfiguration) field.ErrorList {
+		return validateWebhooks(validatingHooks(c.Webhooks), updateWebhookOptions(validatingHooks(old.Webhooks)))
+	}}
 }
 
 // MutatingWebhookConfigurations is admissionregistration.k8s.io/v1
 // mutatingwebhookconfigurations, stored and validated.
 func MutatingWebhookConfigurations() Strategy {
-	return &Resource[*admissionregistrationv1.MutatingWebhookConfiguration]{
+	r := &Resource[*admissionregistrationv1.MutatingWebhookConfiguration]{
 		Meta: Info{
 			GVK:      admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingWebhookConfiguration"),
 			Resource: "mutatingwebhookconfigurations", Singular: "mutatingwebhookconfiguration",
@@ -75,6 +78,33 @@ func MutatingWebhookConfigurations() Strategy {
 			return validateWebhooks(mutatingHooks(c.Webhooks), webhookOptions{noSideEffects: true, knownReviewVersion: true, uniqueNames: true})
 		},
 	}
+	return updateRules[*admissionregistrationv1.MutatingWebhookConfiguration]{r, func(c, old *admissionregistrationv1.MutatingWebhookConfiguration) field.ErrorList {
+		return validateWebhooks(mutatingHooks(c.Webhooks), updateWebhookOptions(mutatingHooks(old.Webhooks)))
+	}}
+}
+
+// updateWebhookOptions are the rules of an update: each create rule holds
+// only when the old configuration already kept it.
+func updateWebhookOptions(old []webhook) webhookOptions {
+	opts := webhookOptions{noSideEffects: true, knownReviewVersion: true, uniqueNames: true}
+	names := map[string]bool{}
+	for _, h := range old {
+		if h.sideEffects == nil || !slices.Contains(noSideEffects, *h.sideEffects) {
+			opts.noSideEffects = false
+		}
+		known := false
+		for _, v := range h.admissionReviewVersions {
+			known = known || slices.Contains(acceptedAdmissionReviewVersions, v)
+		}
+		if !known && len(h.admissionReviewVersions) > 0 {
+			opts.knownReviewVersion = false
+		}
+		if names[h.name] {
+			opts.uniqueNames = false
+		}
+		names[h.name] = true
+	}
+	return opts
 }
 
 func defaultWebhook(fp **admissionregistrationv1.FailurePolicyType, mp **admissionregistrationv1.MatchPolicyType, ns, obj **metav1.LabelSelector, timeout **int32, cc *admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations) {

@@ -151,3 +151,24 @@ func TestWebhookValidation(t *testing.T) {
 		t.Errorf("mutating (-want +got):\n%s", d)
 	}
 }
+
+func TestWebhookUpdateKeepsOldViolations(t *testing.T) {
+	st := ValidatingWebhookConfigurations()
+	some := admissionregistrationv1.SideEffectClassSome
+	h := validatingWebhook("a.example.com")
+	h.SideEffects = &some
+	old := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "c", ResourceVersion: "1"}, Webhooks: []admissionregistrationv1.ValidatingWebhook{h}}
+	st.Default(old)
+	upd := old.DeepCopy()
+	upd.Webhooks[0].TimeoutSeconds = ptr[int32](5)
+	if errs := st.ValidateUpdate(upd, old); len(errs) != 0 {
+		t.Errorf("an old webhook with side effects may be updated: %v", errs)
+	}
+	// A configuration without side effects may not gain them.
+	clean := old.DeepCopy()
+	clean.Webhooks[0].SideEffects = ptr(admissionregistrationv1.SideEffectClassNone)
+	want := []string{`webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"`}
+	if d := cmp.Diff(want, errStrings(st.ValidateUpdate(upd, clean))); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
