@@ -321,3 +321,25 @@ func TestHPAUpdateKeepsScaleToZero(t *testing.T) {
 		})
 	}
 }
+
+func TestHPABehaviorAnnotationForm(t *testing.T) {
+	h := hpa("a")
+	h.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{}
+	defaultHPA(h)
+	v1, err := hpaToV1(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"ScaleUp":{"StabilizationWindowSeconds":0,"SelectPolicy":"Max","Policies":[{"Type":"Pods","Value":4,"PeriodSeconds":15},{"Type":"Percent","Value":100,"PeriodSeconds":15}]},` +
+		`"ScaleDown":{"StabilizationWindowSeconds":300,"SelectPolicy":"Max","Policies":[{"Type":"Percent","Value":100,"PeriodSeconds":15}]}}`
+	if got := v1.Annotations[hpaBehaviorAnnotation]; got != want {
+		t.Errorf("behavior annotation\n got %s\nwant %s", got, want)
+	}
+	back, err := hpaToV2(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(h.Spec.Behavior, back.Spec.Behavior); d != "" {
+		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+}

@@ -220,7 +220,7 @@ func hpaToV1(in *autoscalingv2.HorizontalPodAutoscaler) (*autoscalingv1.Horizont
 		}
 	}
 	if in.Spec.Behavior != nil {
-		if err := set(hpaBehaviorAnnotation, in.Spec.Behavior); err != nil {
+		if err := set(hpaBehaviorAnnotation, behaviorForAnnotation(in.Spec.Behavior)); err != nil {
 			return nil, err
 		}
 	}
@@ -499,4 +499,40 @@ func metricStatusToV2(m *autoscalingv1.MetricStatus) autoscalingv2.MetricStatus 
 // changed.
 func HPAToV2(h *autoscalingv1.HorizontalPodAutoscaler) (*autoscalingv2.HorizontalPodAutoscaler, error) {
 	return hpaToV2(h)
+}
+
+// The behavior annotation has the field names of Kubernetes' internal
+// types (ScaleUp, StabilizationWindowSeconds, ...), as written by
+// kube-apiserver; reading it back is case-insensitive, so either form
+// decodes into autoscaling/v2's types.
+type (
+	behaviorAnnotation struct {
+		ScaleUp   *rulesAnnotation
+		ScaleDown *rulesAnnotation
+	}
+	rulesAnnotation struct {
+		StabilizationWindowSeconds *int32
+		SelectPolicy               *autoscalingv2.ScalingPolicySelect
+		Policies                   []policyAnnotation
+		Tolerance                  *resource.Quantity `json:",omitempty"`
+	}
+	policyAnnotation struct {
+		Type          autoscalingv2.HPAScalingPolicyType
+		Value         int32
+		PeriodSeconds int32
+	}
+)
+
+func behaviorForAnnotation(b *autoscalingv2.HorizontalPodAutoscalerBehavior) behaviorAnnotation {
+	rules := func(r *autoscalingv2.HPAScalingRules) *rulesAnnotation {
+		if r == nil {
+			return nil
+		}
+		out := &rulesAnnotation{StabilizationWindowSeconds: r.StabilizationWindowSeconds, SelectPolicy: r.SelectPolicy, Tolerance: r.Tolerance}
+		for _, p := range r.Policies {
+			out.Policies = append(out.Policies, policyAnnotation(p))
+		}
+		return out
+	}
+	return behaviorAnnotation{ScaleUp: rules(b.ScaleUp), ScaleDown: rules(b.ScaleDown)}
 }
