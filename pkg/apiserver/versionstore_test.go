@@ -10,6 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kplane/kplane/pkg/registry"
+	"github.com/kplane/kplane/pkg/storage/memory"
 )
 
 const (
@@ -203,5 +206,49 @@ func TestHPAOpenAPI(t *testing.T) {
 		if !strings.Contains(string(r.body), want) {
 			t.Errorf("openapi v2: no %s", want)
 		}
+	}
+}
+
+func TestVersionConverterNeedsItsStorageVersion(t *testing.T) {
+	backend, err := memory.New(memory.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	_, err = New(Config{Backend: backend, Resources: []registry.Strategy{registry.Namespaces(), registry.HorizontalPodAutoscalersV1()}})
+	if err == nil || !strings.Contains(err.Error(), "autoscaling/v2, Kind=HorizontalPodAutoscaler, which is not served") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestHPAV1ListPages(t *testing.T) {
+	e := newTestEnv(t)
+	for _, name := range []string{"a", "b", "c"} {
+		h := &autoscalingv2.HorizontalPodAutoscaler{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: name}, MaxReplicas: 2,
+			},
+		}
+		e.mustCreate(hpaV2Path, h, nil)
+	}
+	var names []string
+	cont := ""
+	for range 3 {
+		var l autoscalingv1.HorizontalPodAutoscalerList
+		e.do("GET", hpaV1Path+"?limit=2&continue="+cont, nil).decode(t, &l)
+		for _, it := range l.Items {
+			if it.APIVersion != "autoscaling/v1" && it.APIVersion != "" {
+				t.Errorf("item %s in %s", it.Name, it.APIVersion)
+			}
+			names = append(names, it.Name)
+		}
+		if cont = l.Continue; cont == "" {
+			break
+		}
+	}
+	if strings.Join(names, ",") != "a,b,c" {
+		t.Fatalf("pages gave %v", names)
 	}
 }
