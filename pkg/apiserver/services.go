@@ -251,10 +251,10 @@ func (a *serviceAllocator) claim(ctx context.Context, obj, oldObj runtime.Object
 		old = oldObj.(*corev1.Service)
 	}
 	var took claims
-	undo = func() { a.giveBack(context.WithoutCancel(ctx), svc, took) }
+	giveBack := func() { a.giveBack(context.WithoutCancel(ctx), svc, took) }
 	defer func() {
 		if err != nil {
-			undo()
+			giveBack()
 		}
 	}()
 	heldIPs, heldPorts := heldBy(old)
@@ -284,7 +284,7 @@ func (a *serviceAllocator) claim(ctx context.Context, obj, oldObj runtime.Object
 			a.giveBack(context.WithoutCancel(ctx), old, drop)
 		}
 	}
-	return undo, done, nil
+	return giveBack, done, nil
 }
 
 func (a *serviceAllocator) release(ctx context.Context, obj runtime.Object) {
