@@ -34,7 +34,9 @@ func TestEndpointsValidation(t *testing.T) {
 		{"bad IP", func(e *corev1.Endpoints) { e.Subsets[0].Addresses[0].IP = "10.0.0" }, []string{
 			`subsets[0].addresses[0].ip: Invalid value: "10.0.0": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`,
 		}},
-		{"loopback", func(e *corev1.Endpoints) { e.Subsets[0].NotReadyAddresses = []corev1.EndpointAddress{{IP: "127.0.0.1"}} }, []string{
+		{"loopback", func(e *corev1.Endpoints) {
+			e.Subsets[0].NotReadyAddresses = []corev1.EndpointAddress{{IP: "127.0.0.1"}}
+		}, []string{
 			`subsets[0].notReadyAddresses[0].ip: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)`,
 		}},
 		{"link-local", func(e *corev1.Endpoints) { e.Subsets[0].Addresses[0].IP = "169.254.1.1" }, []string{

@@ -107,7 +107,12 @@ func TestServiceDefaults(t *testing.T) {
 		},
 	}, {
 		name: "headless without a selector requires dual-stack",
-		svc:  func() *corev1.Service { s := service("h", 80); s.Spec.ClusterIP = "None"; s.Spec.Selector = nil; return s },
+		svc: func() *corev1.Service {
+			s := service("h", 80)
+			s.Spec.ClusterIP = "None"
+			s.Spec.Selector = nil
+			return s
+		},
 		check: func(t *testing.T, s *corev1.Service) {
 			if *s.Spec.IPFamilyPolicy != corev1.IPFamilyPolicyRequireDualStack || s.Spec.IPFamilies[0] != corev1.IPv4Protocol {
 				t.Errorf("spec %+v", s.Spec)
@@ -143,7 +148,11 @@ func TestServiceValidation(t *testing.T) {
 	}{
 		{"valid", func(*corev1.Service) {}, nil},
 		{"no ports", func(s *corev1.Service) { s.Spec.Ports = nil }, []string{"spec.ports: Required value"}},
-		{"headless needs no ports", func(s *corev1.Service) { s.Spec.Ports = nil; s.Spec.ClusterIP = "None"; s.Spec.ClusterIPs = []string{"None"} }, nil},
+		{"headless needs no ports", func(s *corev1.Service) {
+			s.Spec.Ports = nil
+			s.Spec.ClusterIP = "None"
+			s.Spec.ClusterIPs = []string{"None"}
+		}, nil},
 		{"name not a DNS-1035 label", func(s *corev1.Service) { s.Name = "1web" }, []string{
 			`metadata.name: Invalid value: "1web": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
 		}},
