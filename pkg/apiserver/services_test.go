@@ -545,3 +545,115 @@ func TestKubernetesService(t *testing.T) {
 		t.Errorf("IPAddress %+v", a.Spec)
 	}
 }
+
+func TestServiceServing(t *testing.T) {
+	e := newTestEnv(t)
+	svc := e.createService(testService("web", corev1.ServiceTypeNodePort, 80))
+	e.createService(testService("other", "", 80))
+
+	// Discovery: short name, category, status subresource.
+	var rl metav1.APIResourceList
+	e.get("/api/v1").decode(t, &rl)
+	found := map[string]metav1.APIResource{}
+	for _, r := range rl.APIResources {
+		found[r.Name] = r
+	}
+	if r := found["services"]; len(r.ShortNames) != 1 || r.ShortNames[0] != "svc" || len(r.Categories) != 1 || r.Categories[0] != "all" || !r.Namespaced {
+		t.Errorf("services discovery %+v", r)
+	}
+	if _, ok := found["services/status"]; !ok {
+		t.Error("no services/status")
+	}
+	if r := found["endpoints"]; len(r.ShortNames) != 1 || r.ShortNames[0] != "ep" {
+		t.Errorf("endpoints discovery %+v", r)
+	}
+	for _, gv := range []string{"/apis/networking.k8s.io/v1", "/apis/discovery.k8s.io/v1"} {
+		e.get(gv).expect(t, 200, "")
+	}
+
+	// Field selectors on spec.type and spec.clusterIP.
+	var list corev1.ServiceList
+	e.get(svcPath("default", "")+"?fieldSelector=spec.type%3DNodePort").decode(t, &list)
+	if len(list.Items) != 1 || list.Items[0].Name != "web" {
+		t.Errorf("spec.type selector: %d items", len(list.Items))
+	}
+	e.get(svcPath("default", "")+"?fieldSelector=spec.clusterIP%3D"+svc.Spec.ClusterIP).decode(t, &list)
+	if len(list.Items) != 1 || list.Items[0].Name != "web" {
+		t.Errorf("spec.clusterIP selector: %d items", len(list.Items))
+	}
+
+	// A strategic merge patch that does not mention the allocations keeps them.
+	r := e.do("PATCH", svcPath("default", "web"), `{"spec":{"selector":{"app":"new"}}}`, "Content-Type", "application/strategic-merge-patch+json")
+	r.expect(t, 200, "")
+	var patched corev1.Service
+	r.decode(t, &patched)
+	if patched.Spec.ClusterIP != svc.Spec.ClusterIP || patched.Spec.Ports[0].NodePort != svc.Spec.Ports[0].NodePort || patched.Spec.Selector["app"] != "new" {
+		t.Errorf("patched %+v", patched.Spec)
+	}
+	// Changing the cluster IP is refused.
+	r = e.do("PATCH", svcPath("default", "web"), `{"spec":{"clusterIP":"10.96.0.99","clusterIPs":["10.96.0.99"]}}`, "Content-Type", "application/merge-patch+json")
+	r.expect(t, 422, metav1.StatusReasonInvalid)
+	if msg := statusMessage(t, r); !strings.Contains(msg, `spec.clusterIPs[0]: Invalid value: "10.96.0.99": may not change once set`) {
+		t.Errorf("immutable: %s", msg)
+	}
+	if e.ipAddress("10.96.0.99") != nil {
+		t.Error("a refused update claimed an address")
+	}
+
+	// Status writes keep the spec and its allocations.
+	patched.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}
+	patched.Spec.Ports[0].NodePort = 0
+	r = e.do("PUT", svcPath("default", "web")+"/status", &patched)
+	r.expect(t, 200, "")
+	var st corev1.Service
+	r.decode(t, &st)
+	if st.Spec.Ports[0].NodePort != svc.Spec.Ports[0].NodePort || len(st.Status.LoadBalancer.Ingress) != 1 {
+		t.Errorf("status write %+v", st)
+	}
+
+	// Table.
+	r = e.do("GET", svcPath("default", ""), nil, "Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	r.expect(t, 200, "")
+	var tb metav1.Table
+	r.decode(t, &tb)
+	if len(tb.Rows) != 2 || len(tb.ColumnDefinitions) != 7 || tb.ColumnDefinitions[4].Name != "Port(s)" {
+		t.Fatalf("table %+v", tb)
+	}
+	want := fmt.Sprintf("80:%d/TCP", svc.Spec.Ports[0].NodePort)
+	var cells []string
+	for _, row := range tb.Rows {
+		cells = append(cells, fmt.Sprint(row.Cells[4]))
+	}
+	if !strings.Contains(strings.Join(cells, " "), want) {
+		t.Errorf("ports cells %v, want %s", cells, want)
+	}
+}
+
+// TestServiceReapply sends the same manifest twice, as kubectl apply does:
+// a create, then a strategic merge patch of the whole manifest.
+func TestServiceReapply(t *testing.T) {
+	e := newTestEnv(t)
+	manifest := `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"type":"NodePort","selector":{"app":"web"},"ports":[{"port":80}]}}`
+	var first corev1.Service
+	e.mustCreate(svcPath("default", ""), manifest, &first)
+	apply := func() corev1.Service {
+		t.Helper()
+		r := e.do("PATCH", svcPath("default", "web"), manifest, "Content-Type", "application/strategic-merge-patch+json")
+		r.expect(t, 200, "")
+		var s corev1.Service
+		r.decode(t, &s)
+		return s
+	}
+	if first.Spec.ClusterIP == "" || first.Spec.Ports[0].NodePort == 0 {
+		t.Fatalf("applied %+v", first.Spec)
+	}
+	second := apply()
+	if second.Spec.ClusterIP != first.Spec.ClusterIP || second.Spec.Ports[0].NodePort != first.Spec.Ports[0].NodePort {
+		t.Errorf("re-apply changed allocations: %+v then %+v", first.Spec, second.Spec)
+	}
+	var list networkingv1.IPAddressList
+	e.get("/apis/networking.k8s.io/v1/ipaddresses").decode(t, &list)
+	if len(list.Items) != 1 || len(e.nodePortClaims()) != 1 {
+		t.Errorf("claims: %d IPAddresses, node ports %v", len(list.Items), e.nodePortClaims())
+	}
+}
