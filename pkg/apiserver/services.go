@@ -316,7 +316,7 @@ func heldBy(svc *corev1.Service) (map[netip.Addr]bool, map[int]bool) {
 			}
 		}
 	}
-	if registry.NeedsNodePorts(svc) {
+	if registry.HasNodePorts(svc) {
 		for _, p := range svc.Spec.Ports {
 			if p.NodePort != 0 {
 				ports[int(p.NodePort)] = true
@@ -552,7 +552,7 @@ func (a *serviceAllocator) claimNodePorts(ctx context.Context, svc *corev1.Servi
 		}
 		return a.svcRes.invalid(svc.Name, field.ErrorList{field.Invalid(fld, p, msgf(err))})
 	}
-	if registry.NeedsNodePorts(svc) {
+	if registry.HasNodePorts(svc) {
 		byPort := map[int32]int32{}
 		ports := field.NewPath("spec", "ports")
 		for i := range svc.Spec.Ports {
@@ -566,7 +566,7 @@ func (a *serviceAllocator) claimNodePorts(ctx context.Context, svc *corev1.Servi
 		}
 		for i := range svc.Spec.Ports {
 			sp := &svc.Spec.Ports[i]
-			if sp.NodePort != 0 {
+			if sp.NodePort != 0 || !registry.NeedsNodePorts(svc) {
 				continue
 			}
 			if np, ok := byPort[sp.Port]; ok {

@@ -657,3 +657,30 @@ func TestServiceReapply(t *testing.T) {
 		t.Errorf("claims: %d IPAddresses, node ports %v", len(list.Items), e.nodePortClaims())
 	}
 }
+
+func TestLoadBalancerWithoutNodePorts(t *testing.T) {
+	e := newTestEnv(t)
+	lb := testService("lb", corev1.ServiceTypeLoadBalancer, 80, 81)
+	lb.Spec.AllocateLoadBalancerNodePorts = ptrTo(false)
+	lb.Spec.Ports[1].NodePort = 31001
+	got := e.createService(lb)
+	if got.Spec.Ports[0].NodePort != 0 || got.Spec.Ports[1].NodePort != 31001 {
+		t.Fatalf("ports %+v", got.Spec.Ports)
+	}
+	if claims := e.nodePortClaims(); len(claims) != 1 || claims[0] != "31001=lb" {
+		t.Errorf("claims %v", claims)
+	}
+	e.do("DELETE", svcPath("default", "lb"), nil).expect(t, 200, "")
+	if claims := e.nodePortClaims(); len(claims) != 0 {
+		t.Errorf("claims after delete %v", claims)
+	}
+	// Local traffic policy gets a health check node port.
+	local := testService("local", corev1.ServiceTypeLoadBalancer, 80)
+	local.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	got = e.createService(local)
+	if got.Spec.HealthCheckNodePort == 0 || got.Spec.HealthCheckNodePort == got.Spec.Ports[0].NodePort || len(e.nodePortClaims()) != 2 {
+		t.Errorf("health check node port %d, claims %v", got.Spec.HealthCheckNodePort, e.nodePortClaims())
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -81,7 +81,7 @@ func (r *serviceStrategy) PrepareForUpdate(obj, old runtime.Object) {
 // Service without them (kubectl apply of the original manifest) means to
 // keep them.
 func keepAllocatedValues(s, old *corev1.Service) {
-	if needsClusterIP(old) && needsClusterIP(s) {
+	if NeedsClusterIP(old) && NeedsClusterIP(s) {
 		if s.Spec.ClusterIP == "" {
 			s.Spec.ClusterIP = old.Spec.ClusterIP
 		}
@@ -89,7 +89,7 @@ func keepAllocatedValues(s, old *corev1.Service) {
 			s.Spec.ClusterIPs = slices.Clone(old.Spec.ClusterIPs)
 		}
 	}
-	if needsNodePorts(old) && needsNodePorts(s) {
+	if HasNodePorts(old) && HasNodePorts(s) {
 		byPort := map[portKey]int32{}
 		for _, p := range old.Spec.Ports {
 			if p.NodePort != 0 {
@@ -103,7 +103,7 @@ func keepAllocatedValues(s, old *corev1.Service) {
 			}
 		}
 	}
-	if needsHealthCheckNodePort(old) && needsHealthCheckNodePort(s) && s.Spec.HealthCheckNodePort == 0 {
+	if NeedsHealthCheckNodePort(old) && NeedsHealthCheckNodePort(s) && s.Spec.HealthCheckNodePort == 0 {
 		s.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
 	}
 }
@@ -119,7 +119,7 @@ func dropTypeDependentFields(s, old *corev1.Service) {
 	if s.Spec.Type == old.Spec.Type {
 		return
 	}
-	if !needsClusterIP(s) && slices.Equal(s.Spec.ClusterIPs, old.Spec.ClusterIPs) && s.Spec.ClusterIP == old.Spec.ClusterIP {
+	if !NeedsClusterIP(s) && slices.Equal(s.Spec.ClusterIPs, old.Spec.ClusterIPs) && s.Spec.ClusterIP == old.Spec.ClusterIP {
 		s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
 		if s.Spec.IPFamilyPolicy != nil && old.Spec.IPFamilyPolicy != nil && *s.Spec.IPFamilyPolicy == *old.Spec.IPFamilyPolicy {
 			s.Spec.IPFamilyPolicy = nil
@@ -128,7 +128,7 @@ func dropTypeDependentFields(s, old *corev1.Service) {
 			s.Spec.IPFamilies = nil
 		}
 	}
-	if !needsNodePorts(s) {
+	if !HasNodePorts(s) {
 		for i := range s.Spec.Ports {
 			p := &s.Spec.Ports[i]
 			for _, q := range old.Spec.Ports {
@@ -138,7 +138,7 @@ func dropTypeDependentFields(s, old *corev1.Service) {
 			}
 		}
 	}
-	if !needsHealthCheckNodePort(s) && s.Spec.HealthCheckNodePort == old.Spec.HealthCheckNodePort {
+	if !NeedsHealthCheckNodePort(s) && s.Spec.HealthCheckNodePort == old.Spec.HealthCheckNodePort {
 		s.Spec.HealthCheckNodePort = 0
 	}
 	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
@@ -164,17 +164,16 @@ func IsHeadlessService(s *corev1.Service) bool {
 	return s.Spec.ClusterIP == corev1.ClusterIPNone || (len(s.Spec.ClusterIPs) > 0 && s.Spec.ClusterIPs[0] == corev1.ClusterIPNone)
 }
 
-// needsClusterIP reports whether s gets an allocated cluster IP.
-func needsClusterIP(s *corev1.Service) bool {
+// NeedsClusterIP reports whether the server allocates s a cluster IP:
+// every type but ExternalName, unless headless.
+func NeedsClusterIP(s *corev1.Service) bool {
 	return s.Spec.Type != corev1.ServiceTypeExternalName && !IsHeadlessService(s)
 }
 
-// NeedsClusterIP reports whether the server allocates s a cluster IP: every
-// type but ExternalName, unless headless.
-func NeedsClusterIP(s *corev1.Service) bool { return needsClusterIP(s) }
-
-// needsNodePorts reports whether s's ports get node ports.
-func needsNodePorts(s *corev1.Service) bool {
+// NeedsNodePorts reports whether the server allocates node ports to the
+// ports of s that have none: NodePort Services, and LoadBalancer ones
+// unless allocateLoadBalancerNodePorts is false.
+func NeedsNodePorts(s *corev1.Service) bool {
 	switch s.Spec.Type {
 	case corev1.ServiceTypeNodePort:
 		return true
@@ -184,20 +183,11 @@ func needsNodePorts(s *corev1.Service) bool {
 	return false
 }
 
-// NeedsNodePorts reports whether the server allocates node ports to s's
-// ports: NodePort Services, and LoadBalancer ones unless
-// allocateLoadBalancerNodePorts is false.
-func NeedsNodePorts(s *corev1.Service) bool { return needsNodePorts(s) }
-
-// needsHealthCheckNodePort reports whether s gets a health check node
-// port: a LoadBalancer with externalTrafficPolicy Local.
-func needsHealthCheckNodePort(s *corev1.Service) bool {
+// NeedsHealthCheckNodePort reports whether the server allocates s a health
+// check node port: a LoadBalancer with externalTrafficPolicy Local.
+func NeedsHealthCheckNodePort(s *corev1.Service) bool {
 	return s.Spec.Type == corev1.ServiceTypeLoadBalancer && s.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 }
-
-// NeedsHealthCheckNodePort reports whether the server allocates s a health
-// check node port.
-func NeedsHealthCheckNodePort(s *corev1.Service) bool { return needsHealthCheckNodePort(s) }
 
 func defaultService(s *corev1.Service) {
 	spec := &s.Spec
@@ -359,7 +349,7 @@ func validateService(s *corev1.Service) field.ErrorList {
 		seenNode[nk] = true
 	}
 	errs = append(errs, validateTrafficPolicies(s, spec)...)
-	if s.Spec.HealthCheckNodePort != 0 && !needsHealthCheckNodePort(s) {
+	if s.Spec.HealthCheckNodePort != 0 && !NeedsHealthCheckNodePort(s) {
 		errs = append(errs, field.Invalid(spec.Child("healthCheckNodePort"), s.Spec.HealthCheckNodePort, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
 	}
 	if s.Spec.AllocateLoadBalancerNodePorts != nil && s.Spec.Type != corev1.ServiceTypeLoadBalancer {
@@ -531,4 +521,11 @@ func validateServiceUpdate(s, old *corev1.Service) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// HasNodePorts reports whether the ports of s may hold node ports:
+// NodePort and LoadBalancer Services (a LoadBalancer that does not have
+// them allocated may still ask for some).
+func HasNodePorts(s *corev1.Service) bool {
+	return s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer
 }
