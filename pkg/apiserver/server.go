@@ -244,6 +244,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	ctrlCtx, stopControllers := context.WithCancel(ctx)
 	var ctrlWG sync.WaitGroup
 	ctrlWG.Go(func() { _ = s.RunControllers(ctrlCtx) })
+	ctrlWG.Go(func() { s.repairServiceAllocations(ctrlCtx) })
 	defer ctrlWG.Wait()
 	defer stopControllers()
 	errc := make(chan error, 1)
