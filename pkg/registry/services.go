@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -232,6 +233,12 @@ func defaultService(s *corev1.Service) {
 	if spec.Type != corev1.ServiceTypeExternalName {
 		defaultIPFamilies(s)
 	}
+	for i := range s.Status.LoadBalancer.Ingress {
+		in := &s.Status.LoadBalancer.Ingress[i]
+		if in.IP != "" && in.IPMode == nil {
+			in.IPMode = ptr(corev1.LoadBalancerIPModeVIP)
+		}
+	}
 }
 
 // defaultIPFamilies gives s the families of a single-stack IPv4 cluster:
@@ -362,6 +369,36 @@ func validateService(s *corev1.Service) field.ErrorList {
 		errs = append(errs, field.Forbidden(spec.Child("loadBalancerClass"), "may only be used when `type` is 'LoadBalancer'"))
 	}
 	errs = append(errs, validateIPFamilies(s, spec)...)
+	errs = append(errs, validateLoadBalancerStatus(&s.Status.LoadBalancer, field.NewPath("status", "loadBalancer"))...)
+	return errs
+}
+
+// validateLoadBalancerStatus checks the addresses a load balancer
+// controller reports.
+func validateLoadBalancerStatus(st *corev1.LoadBalancerStatus, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, in := range st.Ingress {
+		idx := fld.Child("ingress").Index(i)
+		if in.IP != "" {
+			errs = append(errs, validation.IsValidIP(idx.Child("ip"), in.IP)...)
+		}
+		switch {
+		case in.IPMode != nil && in.IP == "":
+			errs = append(errs, field.Forbidden(idx.Child("ipMode"), "may not be specified when `ip` is not set"))
+		case in.IPMode == nil && in.IP != "":
+			errs = append(errs, field.Required(idx.Child("ipMode"), "must be specified when `ip` is set"))
+		case in.IPMode != nil && *in.IPMode != corev1.LoadBalancerIPModeVIP && *in.IPMode != corev1.LoadBalancerIPModeProxy:
+			errs = append(errs, field.NotSupported(idx.Child("ipMode"), *in.IPMode, []corev1.LoadBalancerIPMode{corev1.LoadBalancerIPModeProxy, corev1.LoadBalancerIPModeVIP}))
+		}
+		if in.Hostname != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(in.Hostname) {
+				errs = append(errs, field.Invalid(idx.Child("hostname"), in.Hostname, msg))
+			}
+			if _, err := netip.ParseAddr(in.Hostname); err == nil {
+				errs = append(errs, field.Invalid(idx.Child("hostname"), in.Hostname, "must be a DNS name, not an IP address"))
+			}
+		}
+	}
 	return errs
 }
 

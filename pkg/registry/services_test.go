@@ -231,6 +231,16 @@ func TestServiceValidation(t *testing.T) {
 		{"externalTrafficPolicy on ClusterIP", func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal }, []string{
 			`spec.externalTrafficPolicy: Invalid value: "Local": may only be set for externally-accessible services`,
 		}},
+		{"bad load balancer status", func(s *corev1.Service) {
+			s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "1.2.3"}, {Hostname: "10.0.0.1"}}
+		}, []string{
+			`status.loadBalancer.ingress[0].ip: Invalid value: "1.2.3": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`,
+			"status.loadBalancer.ingress[0].ipMode: Required value: must be specified when `ip` is set",
+			`status.loadBalancer.ingress[1].hostname: Invalid value: "10.0.0.1": must be a DNS name, not an IP address`,
+		}},
+		{"ipMode without ip", func(s *corev1.Service) {
+			s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: "lb.example.com", IPMode: ptr(corev1.LoadBalancerIPModeProxy)}}
+		}, []string{"status.loadBalancer.ingress[0].ipMode: Forbidden: may not be specified when `ip` is not set"}},
 		{"ExternalName", func(s *corev1.Service) {
 			*s = corev1.Service{ObjectMeta: s.ObjectMeta, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com.", SessionAffinity: corev1.ServiceAffinityNone}}
 		}, nil},
