@@ -63,6 +63,9 @@ func (s *Server) createObject(ctx context.Context, res *resource, namespace stri
 		return nil, err
 	}
 	if dryRun {
+		if err := res.checkCreate(ctx, obj); err != nil {
+			return nil, err
+		}
 		return obj, nil
 	}
 	m := accessor(obj)

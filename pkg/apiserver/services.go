@@ -68,6 +68,9 @@ type writeHook interface {
 	claim(ctx context.Context, obj, old runtime.Object) (undo, done func(), err error)
 	// release gives back what obj, now deleted, held.
 	release(ctx context.Context, obj runtime.Object)
+	// dryRun returns the hook of dry-run writes: claim fills obj in and
+	// fails as a real one would, but takes nothing.
+	dryRun() writeHook
 }
 
 // hookTxn follows the claims of one update, whose computation storage
@@ -79,13 +82,26 @@ type hookTxn struct {
 	undo, done func()
 }
 
-// updateTxn returns the claims tracker of an update of res; nil when res
-// has no hook or the update is a dry run (which claims nothing).
+// updateTxn returns the claims tracker of an update of res, nil when res
+// has no hook. A dry run's claims take nothing.
 func (res *resource) updateTxn(ctx context.Context, dryRun bool) *hookTxn {
-	if res.hook == nil || dryRun {
+	if res.hook == nil {
 		return nil
 	}
+	if dryRun {
+		return &hookTxn{ctx: ctx, hook: res.hook.dryRun()}
+	}
 	return &hookTxn{ctx: ctx, hook: res.hook}
+}
+
+// checkCreate fills in what a dry-run create of obj would claim, failing
+// as the create would, and takes nothing.
+func (res *resource) checkCreate(ctx context.Context, obj runtime.Object) error {
+	if res.hook == nil {
+		return nil
+	}
+	_, _, err := res.hook.dryRun().claim(ctx, obj, nil)
+	return err
 }
 
 // attempt claims for one computation of the update.
@@ -226,6 +242,14 @@ type serviceAllocator struct {
 	ports               storage.Interface
 	firstPort, lastPort int
 	portRange           string
+	// dry makes claims only check that they would succeed.
+	dry bool
+}
+
+func (a *serviceAllocator) dryRun() writeHook {
+	c := *a
+	c.dry = true
+	return &c
 }
 
 var _ writeHook = (*serviceAllocator)(nil)
@@ -332,6 +356,9 @@ func heldBy(svc *corev1.Service) (map[netip.Addr]bool, map[int]bool) {
 // giveBack deletes the claims of svc in c, each only while svc still
 // holds it (a claim is never taken from another Service).
 func (a *serviceAllocator) giveBack(ctx context.Context, svc *corev1.Service, c claims) {
+	if a.dry {
+		return
+	}
 	for _, ip := range c.ips {
 		out := &networkingv1.IPAddress{}
 		err := a.ipRes.store.Delete(ctx, a.ipRes.key("", ip.String()), out, nil, ownedBy(svc))
@@ -442,6 +469,9 @@ func (a *serviceAllocator) createIPAddress(ctx context.Context, ip netip.Addr, s
 			ipFamilyLabel: string(corev1.IPv4Protocol), managedByLabel: managedByValue,
 		}},
 		Spec: networkingv1.IPAddressSpec{ParentRef: parentRef(svc)},
+	}
+	if a.dry {
+		return a.checkFree(ctx, a.ipRes.store, a.ipRes.key("", ip.String()), errIPAllocated)
 	}
 	_, err := a.s.createObject(ctx, a.ipRes, "", obj, false)
 	if apierrors.IsAlreadyExists(err) {
@@ -615,9 +645,24 @@ func (a *serviceAllocator) createPortClaim(ctx context.Context, p int, svc *core
 		ObjectMeta: metav1.ObjectMeta{Name: strconv.Itoa(p), UID: uuid.NewUUID(), CreationTimestamp: metav1.NewTime(a.s.clock.Now())},
 		Spec:       networkingv1.IPAddressSpec{ParentRef: parentRef(svc)},
 	}
+	if a.dry {
+		return a.checkFree(ctx, a.ports, nodePortKey(p), errPortAllocated)
+	}
 	err := a.ports.Create(ctx, nodePortKey(p), obj, &networkingv1.IPAddress{})
 	if storage.IsExists(err) {
 		return errPortAllocated
+	}
+	return err
+}
+
+// checkFree is a dry-run claim of key: taken when it exists.
+func (a *serviceAllocator) checkFree(ctx context.Context, store storage.Interface, key string, taken error) error {
+	err := store.Get(ctx, key, storage.GetOptions{}, &networkingv1.IPAddress{})
+	switch {
+	case err == nil:
+		return taken
+	case storage.IsNotFound(err):
+		return nil
 	}
 	return err
 }

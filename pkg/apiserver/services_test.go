@@ -684,3 +684,32 @@ func TestLoadBalancerWithoutNodePorts(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+func TestServiceDryRun(t *testing.T) {
+	e := newTestEnv(t)
+	taken := e.createService(testService("taken", corev1.ServiceTypeNodePort, 80))
+	r := e.do("POST", svcPath("default", "")+"?dryRun=All", testService("dry", corev1.ServiceTypeNodePort, 80))
+	r.expect(t, 201, "")
+	var dry corev1.Service
+	r.decode(t, &dry)
+	if dry.Spec.ClusterIP == "" || dry.Spec.ClusterIP == taken.Spec.ClusterIP || dry.Spec.Ports[0].NodePort == 0 || dry.Spec.Ports[0].NodePort == taken.Spec.Ports[0].NodePort {
+		t.Errorf("dry run allocations %+v", dry.Spec)
+	}
+	if e.ipAddress(dry.Spec.ClusterIP) != nil || len(e.nodePortClaims()) != 1 {
+		t.Error("a dry run claimed")
+	}
+	clash := testService("clash", "", 80)
+	clash.Spec.ClusterIP = taken.Spec.ClusterIP
+	r = e.do("POST", svcPath("default", "")+"?dryRun=All", clash)
+	r.expect(t, 422, metav1.StatusReasonInvalid)
+	if msg := statusMessage(t, r); !strings.Contains(msg, "provided IP is already allocated") {
+		t.Errorf("dry run clash: %s", msg)
+	}
+	// A dry-run type change to ClusterIP keeps the node ports claimed.
+	taken.Spec.Type = corev1.ServiceTypeClusterIP
+	r = e.do("PUT", svcPath("default", "taken")+"?dryRun=All", taken)
+	r.expect(t, 200, "")
+	if len(e.nodePortClaims()) != 1 {
+		t.Error("a dry-run update released")
+	}
+}
