@@ -36,9 +36,11 @@ const (
 const kubernetesServiceName = "kubernetes"
 
 // nodePortRoot is the storage key below which each claimed node port has
-// one key. No resource serves it: a CRD's root is "/<plural>.<group>" and
-// a CRD group has a dot, so "kplane.io" cannot be one.
-const nodePortRoot = "/kplane.io/servicenodeports"
+// one key, nodePortRoot/<port>. No resource serves it: a built-in's root is
+// its lower-case plural and a CRD's "/<plural>.<group>", neither of which
+// may hold an underscore. It has one segment, as the watch cache expects
+// of a resource's root.
+const nodePortRoot = "/kplane_servicenodeports"
 
 // The labels Kubernetes puts on the IPAddresses of Services.
 const (

@@ -713,3 +713,17 @@ func TestServiceDryRun(t *testing.T) {
 		t.Error("a dry-run update released")
 	}
 }
+
+func TestServiceAllocationThroughWatchCache(t *testing.T) {
+	e := newCachedTestEnv(t)
+	a := e.createService(testService("a", corev1.ServiceTypeNodePort, 80))
+	b := e.createService(testService("b", corev1.ServiceTypeNodePort, 80))
+	checkUnique(t, []corev1.Service{*a, *b})
+	if claims := e.nodePortClaims(); len(claims) != 2 {
+		t.Errorf("node port claims through the cache: %v", claims)
+	}
+	e.do("DELETE", svcPath("default", "a"), nil).expect(t, 200, "")
+	if claims := e.nodePortClaims(); len(claims) != 1 || e.ipAddress(a.Spec.ClusterIP) != nil {
+		t.Errorf("after delete: %v", claims)
+	}
+}
