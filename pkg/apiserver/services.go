@@ -154,6 +154,15 @@ func (res *resource) released(ctx context.Context, obj runtime.Object) {
 	}
 }
 
+// deprecation is the warning every request of a deprecated built-in
+// resource gets (Endpoints), or "".
+func (res *resource) deprecation() string {
+	if d, ok := res.strategy.(registry.Deprecated); ok {
+		return d.DeprecationWarning()
+	}
+	return ""
+}
+
 // setupServices gives the services resource its allocator and creates
 // the ServiceCIDR of the configured range. It does nothing when Services
 // or IPAddresses are not served.

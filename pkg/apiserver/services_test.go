@@ -727,3 +727,16 @@ func TestServiceAllocationThroughWatchCache(t *testing.T) {
 		t.Errorf("after delete: %v", claims)
 	}
 }
+
+func TestEndpointsDeprecationWarning(t *testing.T) {
+	e := newTestEnv(t)
+	const want = `299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"`
+	r := e.get("/api/v1/namespaces/default/endpoints")
+	r.expect(t, 200, "")
+	if got := r.header.Get("Warning"); got != want {
+		t.Errorf("list warning %q", got)
+	}
+	if got := e.get("/apis/discovery.k8s.io/v1/namespaces/default/endpointslices").header.Get("Warning"); got != "" {
+		t.Errorf("endpointslices warned %q", got)
+	}
+}

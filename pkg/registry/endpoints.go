@@ -22,8 +22,10 @@ const (
 var sliceAddressTypes = sets.New(discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6, discoveryv1.AddressTypeFQDN)
 
 // Endpoints is core/v1 endpoints: the addresses and ports behind a Service.
+// As in Kubernetes 1.33+, every request gets a warning that the API is
+// deprecated in favour of EndpointSlices.
 func Endpoints() Strategy {
-	return &Resource[*corev1.Endpoints]{
+	return &endpointsStrategy{Resource[*corev1.Endpoints]{
 		Meta: Info{
 			GVK:      corev1.SchemeGroupVersion.WithKind("Endpoints"),
 			Resource: "endpoints", Singular: "endpoints", ShortNames: []string{"ep"},
@@ -41,7 +43,19 @@ func Endpoints() Strategy {
 			}
 		},
 		ValidateFunc: validateEndpoints,
-	}
+	}}
+}
+
+// endpointsStrategy is the Endpoints Resource, deprecated.
+type endpointsStrategy struct {
+	Resource[*corev1.Endpoints]
+}
+
+var _ Deprecated = (*endpointsStrategy)(nil)
+
+// DeprecationWarning implements Deprecated.
+func (*endpointsStrategy) DeprecationWarning() string {
+	return "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 }
 
 func validateEndpoints(e *corev1.Endpoints) field.ErrorList {
