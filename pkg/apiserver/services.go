@@ -265,7 +265,7 @@ func (a *serviceAllocator) dryRun() writeHook {
 
 var _ writeHook = (*serviceAllocator)(nil)
 
-// errAllocated and errFull are the allocators' answers, worded as
+// The allocators' answers, worded as
 // Kubernetes words them.
 var (
 	errIPAllocated   = errors.New("provided IP is already allocated")
@@ -748,7 +748,7 @@ func (s *Server) ensureServiceCIDR(ctx context.Context, prefix netip.Prefix) err
 		c := cur.(*networkingv1.ServiceCIDR)
 		c.Status.Conditions = []metav1.Condition{{
 			Type: networkingv1.ServiceCIDRConditionReady, Status: metav1.ConditionTrue,
-			Reason: "", Message: "Kubernetes Service CIDR is ready", LastTransitionTime: now,
+			Reason: "", Message: "Kubernetes default Service CIDR is ready", LastTransitionTime: now,
 		}}
 		return c, nil
 	})

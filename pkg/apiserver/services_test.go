@@ -740,3 +740,15 @@ func TestEndpointsDeprecationWarning(t *testing.T) {
 		t.Errorf("endpointslices warned %q", got)
 	}
 }
+
+func TestServiceDeleteReturnsTheService(t *testing.T) {
+	e := newTestEnv(t)
+	e.createService(testService("web", "", 80))
+	r := e.do("DELETE", svcPath("default", "web"), nil)
+	r.expect(t, 200, "")
+	var got corev1.Service
+	r.decode(t, &got)
+	if got.Kind != "Service" || got.Name != "web" || got.Spec.ClusterIP == "" {
+		t.Errorf("delete answered %s", r.body)
+	}
+}

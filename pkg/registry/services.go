@@ -43,7 +43,7 @@ func Services() Strategy {
 		Meta: Info{
 			GVK:      corev1.SchemeGroupVersion.WithKind("Service"),
 			Resource: "services", Singular: "service", ShortNames: []string{"svc"}, Categories: []string{"all"},
-			Namespaced: true, Status: true,
+			Namespaced: true, Status: true, ReturnDeletedObject: true,
 		},
 		NewFunc:        func() *corev1.Service { return &corev1.Service{} },
 		NewListFunc:    func() runtime.Object { return &corev1.ServiceList{} },
