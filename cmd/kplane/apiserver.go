@@ -40,6 +40,7 @@ type apiServerOptions struct {
 	tls           bool
 	watchCache    bool
 	log           logOptions
+	services      serviceOptions
 
 	// serving, when set, runs beside the server once it listens and the
 	// kubeconfig is written (kplane up runs the controllers in it). Its
@@ -86,6 +87,7 @@ The server stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&o.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
 	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate from a self-signed CA kept in <data-dir>/pki (the kubeconfig trusts it)")
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "where to write a kubeconfig for the server (default <data-dir>/kubeconfig; \"-\" writes none)")
+	o.services.addFlags(cmd)
 	o.log.addFlags(cmd)
 	return cmd
 }
@@ -123,7 +125,9 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := apiserver.New(apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: reg, TLS: tlsConfig})
+	cfg := apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: reg, TLS: tlsConfig}
+	o.services.apply(&cfg, o.bindAddress)
+	srv, err := apiserver.New(cfg)
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,7 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 	f.BoolVar(&api.tls, "tls", false, "serve HTTPS with a certificate from a self-signed CA kept in <data-dir>/pki")
 	f.StringVar(&api.kubeconfigOut, "kubeconfig-out", "", "where to write the kubeconfig (default <data-dir>/kubeconfig; \"-\" writes none)")
 	cm.addFlags(f, []string{"*", controllermanager.NodeSimulator}, "127.0.0.1:10257")
+	api.services.addFlags(cmd)
 	api.log.addFlags(cmd)
 	return cmd
 }

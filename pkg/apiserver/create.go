@@ -63,16 +63,24 @@ func (s *Server) createObject(ctx context.Context, res *resource, namespace stri
 		return nil, err
 	}
 	if dryRun {
+		if err := res.checkCreate(ctx, obj); err != nil {
+			return nil, err
+		}
 		return obj, nil
 	}
 	m := accessor(obj)
 	for attempt := 1; ; attempt++ {
+		undo, err := res.claimCreate(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
 		out := res.strategy.New()
-		err := res.store.Create(ctx, res.key(m.GetNamespace(), m.GetName()), obj, out)
+		err = res.store.Create(ctx, res.key(m.GetNamespace(), m.GetName()), obj, out)
 		if err == nil {
 			res.setKind(out)
 			return out, nil
 		}
+		undo()
 		if !generated || !storage.IsExists(err) || attempt == generateNameAttempts {
 			return nil, toStatusError(err, res.gr(), m.GetName())
 		}

@@ -213,6 +213,7 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 			if err != nil {
 				return nil, false, err
 			}
+			res.released(ctx, out)
 			res.setKind(out)
 			return out, true, nil
 		}

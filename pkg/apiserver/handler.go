@@ -156,6 +156,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		if msg := cr.DeprecationWarning(); msg != "" {
 			addWarnings(w, []string{msg})
 		}
+	} else if msg := q.res.deprecation(); msg != "" {
+		addWarnings(w, []string{msg})
 	}
 	switch q.verb {
 	case "get":

@@ -68,6 +68,16 @@ type Config struct {
 	// OpenAPI serves /openapi/v2 and /openapi/v3 (and below). Default:
 	// documents built, on first use, from Resources.
 	OpenAPI http.Handler
+	// ServiceClusterIPRange is the IPv4 CIDR cluster IPs of Services are
+	// allocated from; its first address is the kubernetes Service's.
+	// Default DefaultServiceClusterIPRange (10.96.0.0/12).
+	ServiceClusterIPRange string
+	// ServiceNodePortRange is the range, "first-last", node ports of
+	// Services are allocated from. Default DefaultServiceNodePortRange.
+	ServiceNodePortRange string
+	// AdvertiseAddress is the IP the kubernetes Service's endpoints name.
+	// Default 127.0.0.1.
+	AdvertiseAddress string
 }
 
 // Server is a Kubernetes API server over a storage.Backend.
@@ -116,6 +126,9 @@ type resource struct {
 	// gone is closed when the custom resource's CRD is deleted, ending
 	// the watches of its objects; nil for built-ins.
 	gone <-chan struct{}
+	// hook, when not nil, claims and releases what objects hold beside
+	// their own key (the cluster IPs and node ports of Services).
+	hook writeHook
 }
 
 // New returns a Server for cfg and creates the system namespaces in the
@@ -200,6 +213,9 @@ func New(cfg Config) (*Server, error) {
 		s.crds = newCRDController(s, crdRes)
 	}
 	s.handler = s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock, cfg.Logger)
+	if err := s.setupServices(context.Background()); err != nil {
+		return nil, err
+	}
 	if err := s.ensureSystemNamespaces(context.Background()); err != nil {
 		return nil, err
 	}
@@ -247,6 +263,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	ctrlCtx, stopControllers := context.WithCancel(ctx)
 	var ctrlWG sync.WaitGroup
 	ctrlWG.Go(func() { _ = s.RunControllers(ctrlCtx) })
+	ctrlWG.Go(func() { s.repairServiceAllocations(ctrlCtx) })
 	defer ctrlWG.Wait()
 	defer stopControllers()
 	errc := make(chan error, 1)
@@ -257,6 +274,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		go func() { errc <- srv.Serve(ln) }()
 	}
 	s.log.Info("serving", "address", ln.Addr().String())
+	s.ensureKubernetesService(ctx, ln.Addr())
 	select {
 	case err := <-errc:
 		return fmt.Errorf("apiserver: serve: %w", err)

@@ -153,6 +153,7 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 	// kube-apiserver, the update is not written and the object is deleted
 	// instead, so watchers see one DELETED event and no MODIFIED before it.
 	var deleteObj runtime.Object
+	txn := res.updateTxn(ctx, dryRun)
 	tryUpdate := func(current runtime.Object) (runtime.Object, error) {
 		created = false
 		deleteObj = nil
@@ -168,6 +169,9 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 			created = true
 			accessor(obj).SetResourceVersion("")
 			obj, _, err := s.prepareCreate(ctx, res, q.namespace, obj)
+			if err == nil {
+				err = txn.attempt(obj, nil)
+			}
 			return obj, err
 		}
 		out, err := s.prepareUpdate(res, q.subresource, obj, current)
@@ -177,6 +181,9 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 		if completesDeletion(accessor(out)) && !namespaceHeld(out) {
 			deleteObj = out
 			return nil, errEmptiedFinalizers
+		}
+		if err := txn.attempt(out, current); err != nil {
+			return nil, err
 		}
 		return out, nil
 	}
@@ -193,12 +200,15 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 	}
 	out := res.strategy.New()
 	err := res.store.GuaranteedUpdate(ctx, key, out, allowCreate, nil, tryUpdate)
+	txn.finish(err)
 	if errors.Is(err, errEmptiedFinalizers) {
 		// Removing the last finalizer of an object being deleted completes
 		// the delete. Several clients may race to do it: NotFound is fine.
 		uid := accessor(deleteObj).GetUID()
 		deleted := res.strategy.New()
-		if err := res.store.Delete(ctx, key, deleted, &storage.Preconditions{UID: &uid}, nil); err != nil && !storage.IsNotFound(err) {
+		if err := res.store.Delete(ctx, key, deleted, &storage.Preconditions{UID: &uid}, nil); err == nil {
+			res.released(ctx, deleted)
+		} else if !storage.IsNotFound(err) {
 			return nil, false, err
 		}
 		res.setKind(deleteObj)

@@ -2,5 +2,5 @@ package registry
 
 // serviceResources returns the strategies of Services, Endpoints, EndpointSlices, ServiceCIDRs and IPAddresses.
 func serviceResources() []Strategy {
-	return nil
+	return []Strategy{Services(), Endpoints(), EndpointSlices(), ServiceCIDRs(), IPAddresses()}
 }

@@ -38,6 +38,13 @@ type DeletePreparer interface {
 	PrepareForDelete(obj runtime.Object, now time.Time)
 }
 
+// Deprecated is a Strategy whose resource kube-apiserver serves with a
+// deprecation warning on every request (core/v1 Endpoints).
+type Deprecated interface {
+	// DeprecationWarning returns the warning.
+	DeprecationWarning() string
+}
+
 // Warner is a Strategy that warns about objects it accepts, as
 // kube-apiserver's WarningsOnCreate and WarningsOnUpdate do.
 type Warner interface {

@@ -208,7 +208,7 @@ func TestConvertKinds(t *testing.T) {
 		},
 		{
 			name:      "resource without a printer",
-			obj:       &corev1.Service{ObjectMeta: objectMeta("api", 5*time.Minute)},
+			obj:       &metav1.PartialObjectMetadata{ObjectMeta: objectMeta("api", 5*time.Minute)},
 			wantCols:  []string{"Name", "Created At"},
 			wantCells: []any{"api", "2026-11-29T11:55:00Z"},
 		},
@@ -337,7 +337,7 @@ func TestConvertList(t *testing.T) {
 		}
 	})
 	t.Run("list of a kind without a printer", func(t *testing.T) {
-		table, err := Convert(&corev1.ServiceList{Items: []corev1.Service{{ObjectMeta: objectMeta("api", time.Minute)}}}, now)
+		table, err := Convert(&metav1.PartialObjectMetadataList{Items: []metav1.PartialObjectMetadata{{ObjectMeta: objectMeta("api", time.Minute)}}}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
