@@ -1,0 +1,95 @@
+package registry
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// DaemonSets is apps/v1 daemonsets: a status subresource, an immutable
+// selector that must match the template's labels, pods that always restart.
+func DaemonSets() Strategy {
+	return &Resource[*appsv1.DaemonSet]{
+		Meta: Info{
+			GVK:      appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
+			Resource: "daemonsets", Singular: "daemonset", ShortNames: []string{"ds"}, Categories: []string{"all"},
+			Namespaced: true, Status: true,
+		},
+		NewFunc:        func() *appsv1.DaemonSet { return &appsv1.DaemonSet{} },
+		NewListFunc:    func() runtime.Object { return &appsv1.DaemonSetList{} },
+		Spec:           func(d *appsv1.DaemonSet) any { return d.Spec },
+		CopyStatus:     func(dst, src *appsv1.DaemonSet) { dst.Status = src.Status },
+		ResetForStatus: func(d, old *appsv1.DaemonSet) { d.Spec = old.Spec },
+		ResetStatus:    func(d *appsv1.DaemonSet) { d.Status = appsv1.DaemonSetStatus{} },
+		Defaults: func(d *appsv1.DaemonSet) {
+			us := &d.Spec.UpdateStrategy
+			if us.Type == "" {
+				us.Type = appsv1.RollingUpdateDaemonSetStrategyType
+			}
+			if us.Type == appsv1.RollingUpdateDaemonSetStrategyType {
+				if us.RollingUpdate == nil {
+					us.RollingUpdate = &appsv1.RollingUpdateDaemonSet{}
+				}
+				if us.RollingUpdate.MaxUnavailable == nil {
+					us.RollingUpdate.MaxUnavailable = ptr(intstr.FromInt32(1))
+				}
+				if us.RollingUpdate.MaxSurge == nil {
+					us.RollingUpdate.MaxSurge = ptr(intstr.FromInt32(0))
+				}
+			}
+			if d.Spec.RevisionHistoryLimit == nil {
+				d.Spec.RevisionHistoryLimit = ptr[int32](10)
+			}
+			defaultPodSpec(&d.Spec.Template.Spec)
+		},
+		ValidateFunc: validateDaemonSet,
+		ValidateUpdateFunc: func(d, old *appsv1.DaemonSet) field.ErrorList {
+			return validateSelectorImmutable(d.Spec.Selector, old.Spec.Selector)
+		},
+	}
+}
+
+func validateDaemonSet(d *appsv1.DaemonSet) field.ErrorList {
+	spec := &d.Spec
+	fld := field.NewPath("spec")
+	var errs field.ErrorList
+	errs = append(errs, validateControllerSelector(spec.Selector, &spec.Template, "daemonset", fld)...)
+	errs = append(errs, validateTemplate(&spec.Template, fld.Child("template"))...)
+	tplSpec := fld.Child("template", "spec")
+	if spec.Template.Spec.RestartPolicy != "Always" {
+		errs = append(errs, field.NotSupported(tplSpec.Child("restartPolicy"), spec.Template.Spec.RestartPolicy, []string{"Always"}))
+	}
+	if spec.Template.Spec.ActiveDeadlineSeconds != nil {
+		errs = append(errs, field.Invalid(tplSpec.Child("activeDeadlineSeconds"), spec.Template.Spec.ActiveDeadlineSeconds, "activeDeadlineSeconds must be nil for daemonset"))
+	}
+	errs = append(errs, validateNonNegative(int64(spec.MinReadySeconds), fld.Child("minReadySeconds"))...)
+	if spec.RevisionHistoryLimit != nil {
+		errs = append(errs, validateNonNegative(int64(*spec.RevisionHistoryLimit), fld.Child("revisionHistoryLimit"))...)
+	}
+	us := fld.Child("updateStrategy")
+	switch t := spec.UpdateStrategy.Type; t {
+	case appsv1.OnDeleteDaemonSetStrategyType:
+	case appsv1.RollingUpdateDaemonSetStrategyType:
+		ru := spec.UpdateStrategy.RollingUpdate
+		if ru == nil {
+			errs = append(errs, field.Required(us.Child("rollingUpdate"), ""))
+			break
+		}
+		p := us.Child("rollingUpdate")
+		errs = append(errs, validateIntOrPercent(ru.MaxUnavailable, p.Child("maxUnavailable"))...)
+		errs = append(errs, validateIntOrPercent(ru.MaxSurge, p.Child("maxSurge"))...)
+		errs = append(errs, validateAtMost100Percent(ru.MaxUnavailable, p.Child("maxUnavailable"))...)
+		errs = append(errs, validateAtMost100Percent(ru.MaxSurge, p.Child("maxSurge"))...)
+		unavailable, surge := intOrPercentValue(ru.MaxUnavailable) != 0, intOrPercentValue(ru.MaxSurge) != 0
+		switch {
+		case unavailable && surge:
+			errs = append(errs, field.Invalid(p.Child("maxSurge"), ru.MaxSurge, "may not be set when maxUnavailable is non-zero"))
+		case !unavailable && !surge:
+			errs = append(errs, field.Required(p.Child("maxUnavailable"), "cannot be 0 when maxSurge is 0"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(us.Child("type"), t, []appsv1.DaemonSetUpdateStrategyType{appsv1.OnDeleteDaemonSetStrategyType, appsv1.RollingUpdateDaemonSetStrategyType}))
+	}
+	return errs
+}
