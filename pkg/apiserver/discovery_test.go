@@ -39,7 +39,7 @@ func TestDiscovery(t *testing.T) {
 	for _, g := range groups.Groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.GroupVersion)
 	}
-	if strings.Join(names, ",") != "apps=apps/v1,coordination.k8s.io=coordination.k8s.io/v1,apiextensions.k8s.io=apiextensions.k8s.io/v1,authentication.k8s.io=authentication.k8s.io/v1,authorization.k8s.io=authorization.k8s.io/v1" {
+	if strings.Join(names, ",") != "apps=apps/v1,coordination.k8s.io=coordination.k8s.io/v1,batch=batch/v1,apiextensions.k8s.io=apiextensions.k8s.io/v1,authentication.k8s.io=authentication.k8s.io/v1,authorization.k8s.io=authorization.k8s.io/v1" {
 		t.Fatalf("groups %v", names)
 	}
 
