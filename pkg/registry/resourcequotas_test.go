@@ -1,0 +1,113 @@
+package registry
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestResourceQuota(t *testing.T) {
+	q := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "default"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("-1")}},
+		Status:     corev1.ResourceQuotaStatus{Used: corev1.ResourceList{"pods": resource.MustParse("3")}},
+	}
+	want := []string{`spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0`}
+	if diff := cmp.Diff(want, errStrings(createObj(t, ResourceQuotas(), q))); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	if len(q.Status.Used) != 0 {
+		t.Errorf("create kept the status %+v", q.Status)
+	}
+}
+
+func TestLimitRangeDefaults(t *testing.T) {
+	l := &corev1.LimitRange{
+		ObjectMeta: metav1.ObjectMeta{Name: "l", Namespace: "default"},
+		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+			Type: corev1.LimitTypeContainer,
+			Max:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+			Min:  corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		}}},
+	}
+	if errs := createObj(t, LimitRanges(), l); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	item := l.Spec.Limits[0]
+	cpu, defReq, mem := item.Default[corev1.ResourceCPU], item.DefaultRequest[corev1.ResourceCPU], item.DefaultRequest[corev1.ResourceMemory]
+	if cpu.String() != "2" || defReq.String() != "2" || mem.String() != "64Mi" {
+		t.Errorf("defaults %+v", item)
+	}
+	l.Spec.Limits[0].Type = "Node"
+	want := []string{`spec.limits[0].type: Unsupported value: "Node": supported values: "Container", "PersistentVolumeClaim", "Pod"`}
+	if diff := cmp.Diff(want, errStrings(LimitRanges().Validate(l))); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func TestCoreLeftovers(t *testing.T) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder", Namespace: "default"},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: ""}}}
+	if diff := cmp.Diff([]string{"imagePullSecrets[0].name: Required value"}, errStrings(createObj(t, ServiceAccounts(), sa))); diff != "" {
+		t.Errorf("service account errors (-want +got):\n%s", diff)
+	}
+	pt := &corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "default"}, Template: corev1.PodTemplateSpec{Spec: podSpec()}}
+	pt.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if errs := createObj(t, PodTemplates(), pt); len(errs) > 0 {
+		t.Errorf("pod template of any restart policy refused: %v", errs)
+	}
+	if pt.Template.Spec.SchedulerName != corev1.DefaultSchedulerName {
+		t.Errorf("pod template not defaulted")
+	}
+
+	cr := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", ResourceVersion: "1"}, Revision: 1}
+	if diff := cmp.Diff([]string{"data: Required value: data is mandatory"}, errStrings(ControllerRevisions().Validate(cr))); diff != "" {
+		t.Errorf("revision errors (-want +got):\n%s", diff)
+	}
+	cr.Data = runtime.RawExtension{Raw: []byte(`{"spec":{}}`)}
+	next := cr.DeepCopy()
+	next.Revision = 2
+	if errs := ControllerRevisions().ValidateUpdate(next, cr); len(errs) > 0 {
+		t.Errorf("revision change refused: %v", errs)
+	}
+	next.Data = runtime.RawExtension{Raw: []byte(`{"spec":{"x":1}}`)}
+	if errs := ControllerRevisions().ValidateUpdate(next, cr); len(errs) != 1 || errs[0].Field != "data" || errs[0].Detail != "field is immutable" {
+		t.Errorf("data change: %v", errs)
+	}
+}
+
+func TestWorkloadInfo(t *testing.T) {
+	for _, tt := range []struct {
+		st            Strategy
+		short         string
+		all           bool
+		status, scale bool
+	}{
+		{Jobs(), "", true, true, false},
+		{CronJobs(), "cj", true, true, false},
+		{StatefulSets(), "sts", true, true, true},
+		{DaemonSets(), "ds", true, true, false},
+		{ControllerRevisions(), "", false, false, false},
+		{ReplicationControllers(), "rc", true, true, true},
+		{ServiceAccounts(), "sa", false, false, false},
+		{PersistentVolumeClaims(), "pvc", false, true, false},
+		{PersistentVolumes(), "pv", false, true, false},
+		{ResourceQuotas(), "quota", false, true, false},
+		{LimitRanges(), "limits", false, false, false},
+		{PodTemplates(), "", false, false, false},
+	} {
+		info := tt.st.Info()
+		short := ""
+		if len(info.ShortNames) > 0 {
+			short = info.ShortNames[0]
+		}
+		if short != tt.short || (len(info.Categories) > 0) != tt.all || info.Status != tt.status || info.Scale != tt.scale {
+			t.Errorf("%s: %+v", info.Resource, info)
+		}
+	}
+}
