@@ -63,7 +63,9 @@ func TestCronJobValidation(t *testing.T) {
 			[]string{`spec.timeZone: Invalid value: "": timeZone must be nil or non-empty string`}},
 		{"concurrency policy", func(c *batchv1.CronJob) { c.Spec.ConcurrencyPolicy = "Sometimes" },
 			[]string{`spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"`}},
-		{"job template restart policy", func(c *batchv1.CronJob) { c.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways },
+		{"job template restart policy", func(c *batchv1.CronJob) {
+			c.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		},
 			[]string{`spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`}},
 		{"job template selector", func(c *batchv1.CronJob) {
 			c.Spec.JobTemplate.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}

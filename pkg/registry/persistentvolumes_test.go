@@ -47,7 +47,9 @@ func TestPVCDefaultsAndValidation(t *testing.T) {
 	}{
 		{"no access modes", func(c *corev1.PersistentVolumeClaim) { c.Spec.AccessModes = nil },
 			[]string{"spec.accessModes: Required value: at least 1 access mode is required"}},
-		{"unknown access mode", func(c *corev1.PersistentVolumeClaim) { c.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{"ReadSometimes"} },
+		{"unknown access mode", func(c *corev1.PersistentVolumeClaim) {
+			c.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{"ReadSometimes"}
+		},
 			[]string{`spec.accessModes: Unsupported value: "ReadSometimes": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"`}},
 		{"no storage", func(c *corev1.PersistentVolumeClaim) { c.Spec.Resources.Requests = nil },
 			[]string{"spec.resources[storage]: Required value"}},

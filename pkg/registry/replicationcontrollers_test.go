@@ -45,7 +45,10 @@ func TestReplicationController(t *testing.T) {
 		change func(r *corev1.ReplicationController)
 		want   []string
 	}{
-		{"no template", func(r *corev1.ReplicationController) { r.Spec.Template = nil; r.Spec.Selector = map[string]string{"a": "b"} },
+		{"no template", func(r *corev1.ReplicationController) {
+			r.Spec.Template = nil
+			r.Spec.Selector = map[string]string{"a": "b"}
+		},
 			[]string{"spec.template: Required value"}},
 		{"selector mismatch", func(r *corev1.ReplicationController) { r.Spec.Selector = map[string]string{"app": "x"} },
 			[]string{"spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`"}},
