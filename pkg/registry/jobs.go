@@ -48,10 +48,15 @@ func Jobs() Strategy {
 				j.Labels = j.Spec.Template.Labels
 			}
 		},
-		ValidateFunc: func(j *batchv1.Job) field.ErrorList {
-			return validateJobSpec(&j.Spec, field.NewPath("spec"))
+		// Checks of the whole job run on update too, after the checks of
+		// what changed.
+		ValidateUpdateFunc: func(j, old *batchv1.Job) field.ErrorList {
+			// A job stored before the prefixed labels existed keeps the
+			// legacy ones only.
+			_, name := old.Spec.Template.Labels[jobNameLabel]
+			_, uid := old.Spec.Template.Labels[jobControllerUIDLabel]
+			return append(validateJob(j, name && uid), validateJobUpdate(j, old)...)
 		},
-		ValidateUpdateFunc: validateJobUpdate,
 		Fields: func(j *batchv1.Job) fields.Set {
 			return fields.Set{"status.successful": strconv.Itoa(int(j.Status.Succeeded))}
 		},
@@ -63,7 +68,7 @@ func Jobs() Strategy {
 				generateJobSelector(j)
 			}
 		},
-		validate: validateNewJob,
+		validate: func(j *batchv1.Job) field.ErrorList { return validateJob(j, true) },
 	}
 }
 
@@ -139,9 +144,10 @@ func generateJobSelector(j *batchv1.Job) {
 	}
 }
 
-// validateNewJob checks what only a new job is checked for: the generated
-// selector and labels, and the hostnames of an indexed job's pods.
-func validateNewJob(j *batchv1.Job) field.ErrorList {
+// validateJob checks a job but for its metadata: the generated selector
+// and labels (the prefixed ones too when prefixed is true), the spec, and
+// the hostnames of an indexed job's pods.
+func validateJob(j *batchv1.Job, prefixed bool) field.ErrorList {
 	var errs field.ErrorList
 	if !deref(j.Spec.ManualSelector) && j.Spec.Selector != nil {
 		if j.UID == "" {
@@ -149,7 +155,11 @@ func validateNewJob(j *batchv1.Job) field.ErrorList {
 		}
 		tplMeta := field.NewPath("spec", "template", "metadata")
 		expected := map[string]string{}
-		for _, k := range []string{legacyJobControllerUIDLabel, legacyJobNameLabel, jobControllerUIDLabel, jobNameLabel} {
+		keys := []string{legacyJobControllerUIDLabel, legacyJobNameLabel}
+		if prefixed {
+			keys = append(keys, jobControllerUIDLabel, jobNameLabel)
+		}
+		for _, k := range keys {
 			want := string(j.UID)
 			if k == legacyJobNameLabel || k == jobNameLabel {
 				want = j.Name
@@ -166,6 +176,7 @@ func validateNewJob(j *batchv1.Job) field.ErrorList {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "selector"), j.Spec.Selector, "`selector` not auto-generated"))
 		}
 	}
+	errs = append(errs, validateJobSpec(&j.Spec, field.NewPath("spec"))...)
 	if deref(j.Spec.CompletionMode) == batchv1.IndexedCompletion && deref(j.Spec.Completions) > 0 {
 		host := fmt.Sprintf("%s-%d", j.Name, *j.Spec.Completions-1)
 		if len(validation.IsDNS1123Label(host)) > 0 {

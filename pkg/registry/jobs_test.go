@@ -126,8 +126,8 @@ func TestJobValidation(t *testing.T) {
 		{"selector not matching the template", func(j *batchv1.Job) {
 			j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
 		}, []string{
-			"spec.template.metadata.labels: Invalid value: {\"batch.kubernetes.io/controller-uid\":\"uid-1\",\"batch.kubernetes.io/job-name\":\"j\",\"controller-uid\":\"uid-1\",\"job-name\":\"j\"}: `selector` does not match template `labels`",
 			"spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"x\",\"batch.kubernetes.io/controller-uid\":\"uid-1\"}}: `selector` not auto-generated",
+			"spec.template.metadata.labels: Invalid value: {\"batch.kubernetes.io/controller-uid\":\"uid-1\",\"batch.kubernetes.io/job-name\":\"j\",\"controller-uid\":\"uid-1\",\"job-name\":\"j\"}: `selector` does not match template `labels`",
 		}},
 		{"bad pod replacement policy", func(j *batchv1.Job) { j.Spec.PodReplacementPolicy = ptr(batchv1.PodReplacementPolicy("Sometimes")) },
 			[]string{`spec.podReplacementPolicy: Unsupported value: "Sometimes": supported values: "Failed", "TerminatingOrFailed"`}},
@@ -169,7 +169,10 @@ func TestJobUpdate(t *testing.T) {
 		{"node selector of a suspended job may", true, func(j *batchv1.Job) { j.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a"} }, nil},
 		{"image of a suspended job may not", true, func(j *batchv1.Job) { j.Spec.Template.Spec.Containers[0].Image = "busybox:2" },
 			[]string{"spec.template: Invalid value: "}},
-		{"selector may not", false, func(j *batchv1.Job) { j.Spec.Selector.MatchLabels["x"] = "y" }, []string{"spec.template.metadata.labels: Invalid value: {", "spec.selector: Invalid value: "}},
+		{"selector may not", false, func(j *batchv1.Job) { j.Spec.Selector.MatchLabels["x"] = "y" }, []string{
+			"spec.selector: Invalid value: {\"matchLabels\":{\"batch.kubernetes.io/controller-uid\":\"uid-1\",\"x\":\"y\"}}: `selector` not auto-generated",
+			"spec.template.metadata.labels: Invalid value: {", "spec.selector: Invalid value: ",
+		}},
 		{"completion mode may not", false, func(j *batchv1.Job) {
 			j.Spec.CompletionMode = ptr(batchv1.IndexedCompletion)
 		}, []string{"spec.completionMode: Invalid value: "}},
@@ -189,6 +192,33 @@ func TestJobUpdate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestJobUpdateOfLegacyLabelledJob(t *testing.T) {
+	old := job("j")
+	createObj(t, Jobs(), old)
+	old.ResourceVersion = "5"
+	// As jobs were before the prefixed labels: selected by the legacy uid label.
+	delete(old.Spec.Template.Labels, "batch.kubernetes.io/job-name")
+	delete(old.Spec.Template.Labels, "batch.kubernetes.io/controller-uid")
+	old.Spec.Selector.MatchLabels = map[string]string{"controller-uid": "uid-1"}
+	j := old.DeepCopy()
+	j.Spec.Parallelism = ptr[int32](2)
+	if errs := updateObj(t, Jobs(), j, old); len(errs) > 0 {
+		t.Errorf("job without the prefixed labels refused: %v", errs)
+	}
+	// A suspended job may change its template's labels, but not drop the
+	// generated ones.
+	old = job("s")
+	old.Spec.Suspend = ptr(true)
+	createObj(t, Jobs(), old)
+	old.ResourceVersion = "5"
+	j = old.DeepCopy()
+	delete(j.Spec.Template.Labels, "job-name")
+	want := []string{"spec.template.metadata.labels[job-name]: Required value: s"}
+	if diff := cmp.Diff(want, errStrings(updateObj(t, Jobs(), j, old))); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
 
