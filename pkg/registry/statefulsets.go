@@ -10,8 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// StatefulSets is apps/v1 statefulsets: status and scale subresources; of
-// the spec only replicas, ordinals, template, updateStrategy,
+// StatefulSets is apps/v1 statefulsets: status and scale subresources,
+// names that are DNS labels (they prefix the pods' hostnames); of the spec
+// only replicas, ordinals, template, updateStrategy, revisionHistoryLimit,
 // persistentVolumeClaimRetentionPolicy and minReadySeconds may change.
 func StatefulSets() Strategy {
 	return &Resource[*appsv1.StatefulSet]{
@@ -20,6 +21,7 @@ func StatefulSets() Strategy {
 			Resource: "statefulsets", Singular: "statefulset", ShortNames: []string{"sts"}, Categories: []string{"all"},
 			Namespaced: true, Status: true, Scale: true,
 		},
+		NameFunc:       apivalidation.NameIsDNSLabel,
 		NewFunc:        func() *appsv1.StatefulSet { return &appsv1.StatefulSet{} },
 		NewListFunc:    func() runtime.Object { return &appsv1.StatefulSetList{} },
 		Spec:           func(s *appsv1.StatefulSet) any { return s.Spec },
@@ -36,8 +38,9 @@ func StatefulSets() Strategy {
 			clone.UpdateStrategy = old.Spec.UpdateStrategy
 			clone.PersistentVolumeClaimRetentionPolicy = old.Spec.PersistentVolumeClaimRetentionPolicy
 			clone.MinReadySeconds = old.Spec.MinReadySeconds
+			clone.RevisionHistoryLimit = old.Spec.RevisionHistoryLimit
 			if !apiequality.Semantic.DeepEqual(*clone, old.Spec) {
-				return field.ErrorList{field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")}
+				return field.ErrorList{field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")}
 			}
 			return nil
 		},

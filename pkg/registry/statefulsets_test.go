@@ -79,6 +79,8 @@ func TestStatefulSetValidation(t *testing.T) {
 			s.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
 				RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr[int32](-1)}}
 		}, []string{"spec.updateStrategy.rollingUpdate.partition: Invalid value: -1: must be greater than or equal to 0"}},
+		{"name not a DNS label", func(s *appsv1.StatefulSet) { s.Name = "db.primary" },
+			[]string{`metadata.name: Invalid value: "db.primary": must not contain dots`}},
 		{"claim template without storage", func(s *appsv1.StatefulSet) { s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests = nil },
 			[]string{"spec.volumeClaimTemplates[0].spec.resources[storage]: Required value"}},
 		{"retention policy", func(s *appsv1.StatefulSet) {
@@ -102,7 +104,7 @@ func TestStatefulSetUpdate(t *testing.T) {
 		t.Fatal(errs)
 	}
 	old.ResourceVersion = "4"
-	forbidden := []string{"spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"}
+	forbidden := []string{"spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"}
 	tests := []struct {
 		name   string
 		change func(s *appsv1.StatefulSet)
@@ -111,6 +113,7 @@ func TestStatefulSetUpdate(t *testing.T) {
 		{"replicas", func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr[int32](3) }, nil},
 		{"template image", func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "busybox:2" }, nil},
 		{"min ready seconds", func(s *appsv1.StatefulSet) { s.Spec.MinReadySeconds = 5 }, nil},
+		{"revision history limit", func(s *appsv1.StatefulSet) { s.Spec.RevisionHistoryLimit = ptr[int32](3) }, nil},
 		{"service name", func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "other" }, forbidden},
 		{"claim templates", func(s *appsv1.StatefulSet) { s.Spec.VolumeClaimTemplates = nil }, forbidden},
 		{"pod management policy", func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement }, forbidden},
