@@ -2,6 +2,9 @@ package registry
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -54,19 +57,17 @@ func validateDaemonSet(d *appsv1.DaemonSet) field.ErrorList {
 	spec := &d.Spec
 	fld := field.NewPath("spec")
 	var errs field.ErrorList
-	errs = append(errs, validateControllerSelector(spec.Selector, &spec.Template, "daemonset", fld)...)
+	// A missing selector selects nothing, so it does not match the template.
+	errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, fld.Child("selector"))...)
+	if sel, err := metav1.LabelSelectorAsSelector(spec.Selector); err == nil && !sel.Matches(labels.Set(spec.Template.Labels)) {
+		errs = append(errs, field.Invalid(fld.Child("template", "metadata", "labels"), spec.Template.Labels, "`selector` does not match template `labels`"))
+	}
+	if spec.Selector != nil && len(spec.Selector.MatchLabels)+len(spec.Selector.MatchExpressions) == 0 {
+		errs = append(errs, field.Invalid(fld.Child("selector"), spec.Selector, "empty selector is invalid for daemonset"))
+	}
 	errs = append(errs, validateTemplate(&spec.Template, fld.Child("template"))...)
-	tplSpec := fld.Child("template", "spec")
-	if spec.Template.Spec.RestartPolicy != "Always" {
-		errs = append(errs, field.NotSupported(tplSpec.Child("restartPolicy"), spec.Template.Spec.RestartPolicy, []string{"Always"}))
-	}
-	if spec.Template.Spec.ActiveDeadlineSeconds != nil {
-		errs = append(errs, field.Invalid(tplSpec.Child("activeDeadlineSeconds"), spec.Template.Spec.ActiveDeadlineSeconds, "activeDeadlineSeconds must be nil for daemonset"))
-	}
+	errs = append(errs, validateAlwaysRestart(&spec.Template.Spec, "DaemonSet", fld.Child("template", "spec"))...)
 	errs = append(errs, validateNonNegative(int64(spec.MinReadySeconds), fld.Child("minReadySeconds"))...)
-	if spec.RevisionHistoryLimit != nil {
-		errs = append(errs, validateNonNegative(int64(*spec.RevisionHistoryLimit), fld.Child("revisionHistoryLimit"))...)
-	}
 	us := fld.Child("updateStrategy")
 	switch t := spec.UpdateStrategy.Type; t {
 	case appsv1.OnDeleteDaemonSetStrategyType:
@@ -89,7 +90,10 @@ func validateDaemonSet(d *appsv1.DaemonSet) field.ErrorList {
 			errs = append(errs, field.Required(p.Child("maxUnavailable"), "cannot be 0 when maxSurge is 0"))
 		}
 	default:
-		errs = append(errs, field.NotSupported(us.Child("type"), t, []appsv1.DaemonSetUpdateStrategyType{appsv1.OnDeleteDaemonSetStrategyType, appsv1.RollingUpdateDaemonSetStrategyType}))
+		errs = append(errs, field.NotSupported(us, spec.UpdateStrategy, []appsv1.DaemonSetUpdateStrategyType{appsv1.RollingUpdateDaemonSetStrategyType, appsv1.OnDeleteDaemonSetStrategyType}))
+	}
+	if spec.RevisionHistoryLimit != nil {
+		errs = append(errs, validateNonNegative(int64(*spec.RevisionHistoryLimit), fld.Child("revisionHistoryLimit"))...)
 	}
 	return errs
 }

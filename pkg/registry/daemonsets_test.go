@@ -43,7 +43,16 @@ func TestDaemonSetValidation(t *testing.T) {
 		change func(d *appsv1.DaemonSet)
 		want   []string
 	}{
-		{"no selector", func(d *appsv1.DaemonSet) { d.Spec.Selector = nil }, []string{"spec.selector: Required value"}},
+		{"no selector", func(d *appsv1.DaemonSet) { d.Spec.Selector = nil },
+			[]string{"spec.template.metadata.labels: Invalid value: {\"app\":\"agent\"}: `selector` does not match template `labels`"}},
+		{"deadline", func(d *appsv1.DaemonSet) { d.Spec.Template.Spec.ActiveDeadlineSeconds = ptr[int64](9) },
+			[]string{"spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in DaemonSet is not Supported"}},
+		{"not a percentage", func(d *appsv1.DaemonSet) {
+			d.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxUnavailable: ptr(intstr.FromString("half")), MaxSurge: ptr(intstr.FromInt32(0))}
+		}, []string{
+			`spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "half": a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')`,
+			"spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0",
+		}},
 		{"empty selector", func(d *appsv1.DaemonSet) { d.Spec.Selector = &metav1.LabelSelector{} },
 			[]string{"spec.selector: Invalid value: {}: empty selector is invalid for daemonset"}},
 		{"restart policy", func(d *appsv1.DaemonSet) { d.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever },
@@ -58,7 +67,7 @@ func TestDaemonSetValidation(t *testing.T) {
 			d.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateDaemonSet{MaxUnavailable: ptr(intstr.FromString("150%")), MaxSurge: ptr(intstr.FromInt32(0))}
 		}, []string{`spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "150%": must not be greater than 100%`}},
 		{"update strategy type", func(d *appsv1.DaemonSet) { d.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: "Blue"} },
-			[]string{`spec.updateStrategy.type: Unsupported value: "Blue": supported values: "OnDelete", "RollingUpdate"`}},
+			[]string{`spec.updateStrategy: Unsupported value: {"type":"Blue"}: supported values: "RollingUpdate", "OnDelete"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -139,15 +139,12 @@ func validateStatefulSet(s *appsv1.StatefulSet) field.ErrorList {
 			}
 		}
 	}
-	if spec.Ordinals != nil {
-		errs = append(errs, validateNonNegative(int64(spec.Ordinals.Start), fld.Child("ordinals", "start"))...)
-	}
 	if spec.Replicas != nil {
 		errs = append(errs, validateNonNegative(int64(*spec.Replicas), fld.Child("replicas"))...)
 	}
 	errs = append(errs, validateNonNegative(int64(spec.MinReadySeconds), fld.Child("minReadySeconds"))...)
-	if spec.RevisionHistoryLimit != nil {
-		errs = append(errs, validateNonNegative(int64(*spec.RevisionHistoryLimit), fld.Child("revisionHistoryLimit"))...)
+	if spec.Ordinals != nil {
+		errs = append(errs, validateNonNegative(int64(spec.Ordinals.Start), fld.Child("ordinals", "start"))...)
 	}
 	if spec.ServiceName != "" {
 		for _, msg := range apivalidation.NameIsDNSLabel(spec.ServiceName, false) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -106,10 +107,11 @@ func validateIntOrPercent(v *intstr.IntOrString, fld *field.Path) field.ErrorLis
 		return nil
 	}
 	if v.Type == intstr.String {
-		if _, err := intstr.GetScaledValueFromIntOrPercent(v, 100, true); err != nil || len(v.StrVal) < 2 || v.StrVal[len(v.StrVal)-1] != '%' {
-			return field.ErrorList{field.Invalid(fld, v, "must be an integer or percentage (e.g '5%')")}
+		var errs field.ErrorList
+		for _, msg := range validation.IsValidPercent(v.StrVal) {
+			errs = append(errs, field.Invalid(fld, v, msg))
 		}
-		return nil
+		return errs
 	}
 	return validateNonNegative(int64(v.IntVal), fld)
 }
