@@ -1,7 +1,9 @@
 package registry
 
 import (
-	"reflect"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +14,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -60,20 +63,25 @@ func defaultPVCSpec(s *corev1.PersistentVolumeClaimSpec) {
 	}
 }
 
-// validateAccessModes checks the access modes of a claim or a volume.
-func validateAccessModes(modes []corev1.PersistentVolumeAccessMode, fld *field.Path) field.ErrorList {
+// validateAccessModes checks the access modes of a claim or a volume;
+// required says what to report when there are none.
+func validateAccessModes(modes []corev1.PersistentVolumeAccessMode, required string, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(modes) == 0 {
-		errs = append(errs, field.Required(fld, "at least 1 access mode is required"))
+		errs = append(errs, field.Required(fld, required))
 	}
-	rwop := false
+	rwop, other := false, false
 	for _, m := range modes {
-		if !accessModes.Has(m) {
+		switch {
+		case !accessModes.Has(m):
 			errs = append(errs, field.NotSupported(fld, m, sets.List(accessModes)))
+		case m == corev1.ReadWriteOncePod:
+			rwop = true
+		default:
+			other = true
 		}
-		rwop = rwop || m == corev1.ReadWriteOncePod
 	}
-	if rwop && len(modes) > 1 {
+	if rwop && other {
 		errs = append(errs, field.Forbidden(fld, "may not use ReadWriteOncePod with other access modes"))
 	}
 	return errs
@@ -99,22 +107,54 @@ func validateClassName(name *string, fld *field.Path) field.ErrorList {
 // validatePVCSpec checks a claim's spec, also that of a stateful set's
 // volume claim template.
 func validatePVCSpec(s *corev1.PersistentVolumeClaimSpec, fld *field.Path) field.ErrorList {
-	errs := validateAccessModes(s.AccessModes, fld.Child("accessModes"))
+	errs := validateAccessModes(s.AccessModes, "at least 1 access mode is required", fld.Child("accessModes"))
 	if s.Selector != nil {
 		errs = append(errs, metav1validation.ValidateLabelSelector(s.Selector, metav1validation.LabelSelectorValidationOptions{}, fld.Child("selector"))...)
 	}
+	storage := fld.Child("resources").Key(string(corev1.ResourceStorage))
 	if q, ok := s.Resources.Requests[corev1.ResourceStorage]; !ok {
-		errs = append(errs, field.Required(fld.Child("resources").Key(string(corev1.ResourceStorage)), ""))
+		errs = append(errs, field.Required(storage, ""))
 	} else if q.Sign() <= 0 {
-		errs = append(errs, field.Invalid(fld.Child("resources", "requests").Key(string(corev1.ResourceStorage)), q.String(), "must be greater than zero"))
+		errs = append(errs, field.Invalid(storage, q.String(), "must be greater than zero"))
 	}
-	errs = append(errs, validateResources(&corev1.ResourceRequirements{Limits: s.Resources.Limits}, fld.Child("resources"))...)
 	errs = append(errs, validateClassName(s.StorageClassName, fld.Child("storageClassName"))...)
 	errs = append(errs, validateVolumeMode(s.VolumeMode, fld.Child("volumeMode"))...)
-	if s.VolumeAttributesClassName != nil && *s.VolumeAttributesClassName == "" {
-		errs = append(errs, field.Required(fld.Child("volumeAttributesClassName"), "an empty string is disallowed"))
-	} else {
-		errs = append(errs, validateClassName(s.VolumeAttributesClassName, fld.Child("volumeAttributesClassName"))...)
+	if s.DataSource != nil {
+		errs = append(errs, validateDataSource(s.DataSource.Name, s.DataSource.Kind, s.DataSource.APIGroup, fld.Child("dataSource"))...)
+	}
+	if r := s.DataSourceRef; r != nil {
+		errs = append(errs, validateDataSource(r.Name, r.Kind, r.APIGroup, fld.Child("dataSourceRef"))...)
+		if r.Namespace != nil && *r.Namespace != "" {
+			for _, msg := range apivalidation.ValidateNamespaceName(*r.Namespace, false) {
+				errs = append(errs, field.Invalid(fld.Child("dataSourceRef", "namespace"), *r.Namespace, msg))
+			}
+			if s.DataSource != nil {
+				errs = append(errs, field.Invalid(fld, fld.Child("dataSource"), "may not be specified when dataSourceRef.namespace is specified"))
+			}
+		} else if d := s.DataSource; d != nil && (d.Kind != r.Kind || d.Name != r.Name || deref(d.APIGroup) != deref(r.APIGroup) || (d.APIGroup == nil) != (r.APIGroup == nil)) {
+			errs = append(errs, field.Invalid(fld, fld.Child("dataSource"), "must match dataSourceRef"))
+		}
+	}
+	errs = append(errs, validateClassName(s.VolumeAttributesClassName, fld.Child("volumeAttributesClassName"))...)
+	return errs
+}
+
+// validateDataSource checks what a claim is populated from.
+func validateDataSource(name, kind string, group *string, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if name == "" {
+		errs = append(errs, field.Required(fld.Child("name"), ""))
+	}
+	if kind == "" {
+		errs = append(errs, field.Required(fld.Child("kind"), ""))
+	}
+	switch g := deref(group); {
+	case g == "" && kind != "PersistentVolumeClaim":
+		errs = append(errs, field.Invalid(fld, kind, "must be 'PersistentVolumeClaim' when referencing the default apiGroup"))
+	case g != "":
+		for _, msg := range validation.IsDNS1123Subdomain(g) {
+			errs = append(errs, field.Invalid(fld.Child("apiGroup"), g, msg))
+		}
 	}
 	return errs
 }
@@ -126,23 +166,35 @@ func validatePVCUpdate(c, old *corev1.PersistentVolumeClaim) field.ErrorList {
 		// The binder sets the volume once.
 		oldSpec.VolumeName = spec.VolumeName
 	}
-	// A claim of the legacy beta storage-class annotation may move to the field.
-	if _, ok := old.Annotations[corev1.BetaStorageClassAnnotation]; ok && oldSpec.StorageClassName == nil && spec.StorageClassName != nil &&
-		old.Annotations[corev1.BetaStorageClassAnnotation] == *spec.StorageClassName {
-		oldSpec.StorageClassName = spec.StorageClassName
-	}
-	if c.Status.Phase == corev1.ClaimBound && spec.Resources.Requests != nil {
-		if q, ok := oldSpec.Resources.Requests[corev1.ResourceStorage]; ok {
-			spec.Resources.Requests[corev1.ResourceStorage] = q
+	// A claim may move its class from the legacy beta annotation to the
+	// field, and a claim of no class may be given one (a default class
+	// that appeared later).
+	oldClass, hadAnnotation := old.Annotations[corev1.BetaStorageClassAnnotation]
+	newClass, hasAnnotation := c.Annotations[corev1.BetaStorageClassAnnotation]
+	switch {
+	case hadAnnotation && oldSpec.StorageClassName == nil && spec.StorageClassName != nil && *spec.StorageClassName == oldClass &&
+		(!hasAnnotation || newClass == oldClass):
+		spec.StorageClassName = nil
+	default:
+		if newClass != oldClass {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(corev1.BetaStorageClassAnnotation), newClass, apivalidation.FieldImmutableErrorMsg))
+		}
+		if !hadAnnotation && oldSpec.StorageClassName == nil && spec.StorageClassName != nil {
+			spec.StorageClassName = nil
 		}
 	}
-	oldSpec.VolumeAttributesClassName = spec.VolumeAttributesClassName
+	if c.Status.Phase == corev1.ClaimBound && spec.Resources.Requests != nil {
+		spec.Resources.Requests[corev1.ResourceStorage] = old.Spec.Resources.Requests[corev1.ResourceStorage]
+	}
+	spec.VolumeAttributesClassName = oldSpec.VolumeAttributesClassName
 	if !apiequality.Semantic.DeepEqual(spec, oldSpec) {
 		diff := cmp.Diff(oldSpec, spec, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 }))
 		errs = append(errs, field.Forbidden(field.NewPath("spec"), "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n"+diff))
 	}
 	newSize, oldSize := c.Spec.Resources.Requests[corev1.ResourceStorage], old.Spec.Resources.Requests[corev1.ResourceStorage]
 	if newSize.Cmp(oldSize) < 0 {
+		// Shrinking back towards the capacity recovers from a failed
+		// expansion; volumes never shrink below it.
 		if status := old.Status.Capacity[corev1.ResourceStorage]; newSize.Cmp(status) <= 0 {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "resources", "requests", "storage"), "field can not be less than status.capacity"))
 		}
@@ -153,7 +205,7 @@ func validatePVCUpdate(c, old *corev1.PersistentVolumeClaim) field.ErrorList {
 		case v == nil:
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "volumeAttributesClassName"), "update from non-nil value to nil is forbidden"))
 		case *v == "":
-			errs = append(errs, field.Forbidden(field.NewPath("spec", "volumeAttributesClassName"), "update from non-empty value to empty value is forbidden"))
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "volumeAttributesClassName"), "update from non-nil value to an empty string is forbidden"))
 		}
 	}
 	return errs
@@ -190,11 +242,23 @@ func PersistentVolumes() Strategy {
 		},
 		ValidateFunc: validatePV,
 		ValidateUpdateFunc: func(v, old *corev1.PersistentVolume) field.ErrorList {
-			fld := field.NewPath("spec")
-			errs := validateImmutable(v.Spec.PersistentVolumeSource, old.Spec.PersistentVolumeSource, fld.Child("persistentvolumesource"))
-			errs = append(errs, validateImmutable(v.Spec.VolumeMode, old.Spec.VolumeMode, fld.Child("volumeMode"))...)
+			var errs field.ErrorList
+			src, oldSrc := v.Spec.PersistentVolumeSource, old.Spec.PersistentVolumeSource
+			// A CSI volume may be given the secret its expansion needs.
+			if src.CSI != nil && oldSrc.CSI != nil && oldSrc.CSI.ControllerExpandSecretRef == nil && src.CSI.ControllerExpandSecretRef != nil {
+				csi := *src.CSI
+				csi.ControllerExpandSecretRef = nil
+				src.CSI = &csi
+			}
+			if !apiequality.Semantic.DeepEqual(src, oldSrc) {
+				errs = append(errs, field.Forbidden(field.NewPath("spec", "persistentvolumesource"), "spec.persistentvolumesource is immutable after creation\n"+cmp.Diff(oldSrc, src)))
+			}
+			errs = append(errs, validateImmutable(v.Spec.VolumeMode, old.Spec.VolumeMode, field.NewPath("volumeMode"))...)
 			if old.Spec.NodeAffinity != nil {
-				errs = append(errs, validateImmutable(v.Spec.NodeAffinity, old.Spec.NodeAffinity, fld.Child("nodeAffinity"))...)
+				errs = append(errs, validateImmutable(v.Spec.NodeAffinity, old.Spec.NodeAffinity, field.NewPath("nodeAffinity"))...)
+			}
+			if old.Spec.VolumeAttributesClassName != nil && v.Spec.VolumeAttributesClassName == nil {
+				errs = append(errs, field.Forbidden(field.NewPath("spec", "volumeAttributesClassName"), "update from non-nil value to nil is forbidden"))
 			}
 			return errs
 		},
@@ -204,7 +268,7 @@ func PersistentVolumes() Strategy {
 func validatePV(v *corev1.PersistentVolume) field.ErrorList {
 	fld := field.NewPath("spec")
 	s := &v.Spec
-	errs := validateAccessModes(s.AccessModes, fld.Child("accessModes"))
+	errs := validateAccessModes(s.AccessModes, "", fld.Child("accessModes"))
 	if len(s.Capacity) == 0 {
 		errs = append(errs, field.Required(fld.Child("capacity"), ""))
 	}
@@ -219,36 +283,61 @@ func validatePV(v *corev1.PersistentVolume) field.ErrorList {
 	if p := s.PersistentVolumeReclaimPolicy; p != "" && !reclaims.Has(p) {
 		errs = append(errs, field.NotSupported(fld.Child("persistentVolumeReclaimPolicy"), p, sets.List(reclaims)))
 	}
+	errs = append(errs, validateVolumeSource(v, fld)...)
+	if s.HostPath != nil && path.Clean(s.HostPath.Path) == "/" && s.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
+		errs = append(errs, field.Forbidden(fld.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
+	}
 	errs = append(errs, validateClassName(&s.StorageClassName, fld.Child("storageClassName"))...)
 	errs = append(errs, validateVolumeMode(s.VolumeMode, fld.Child("volumeMode"))...)
-	errs = append(errs, validateClassName(s.VolumeAttributesClassName, fld.Child("volumeAttributesClassName"))...)
-	errs = append(errs, validateVolumeSource(v, fld)...)
+	if c := s.VolumeAttributesClassName; c != nil {
+		if *c == "" {
+			errs = append(errs, field.Required(fld.Child("volumeAttributesClassName"), "an empty string is disallowed"))
+		} else {
+			errs = append(errs, validateClassName(c, fld.Child("volumeAttributesClassName"))...)
+		}
+		if s.CSI == nil {
+			errs = append(errs, field.Required(fld.Child("csi"), "has to be specified when using volumeAttributesClassName"))
+		}
+	}
 	return errs
 }
 
-// validateVolumeSource checks that a volume has exactly one source, and
-// the fields of the common ones.
+// validateVolumeSource checks that a volume has exactly one source, in
+// the order Kubernetes looks for them, and the fields of the common ones.
 func validateVolumeSource(v *corev1.PersistentVolume, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	src := reflect.ValueOf(v.Spec.PersistentVolumeSource)
+	s := &v.Spec.PersistentVolumeSource
 	n := 0
-	for i := range src.NumField() {
-		if src.Field(i).IsNil() {
+	for _, src := range []struct {
+		name string
+		set  bool
+	}{
+		{"hostPath", s.HostPath != nil}, {"gcePersistentDisk", s.GCEPersistentDisk != nil}, {"awsElasticBlockStore", s.AWSElasticBlockStore != nil},
+		{"glusterfs", s.Glusterfs != nil}, {"flocker", s.Flocker != nil}, {"nfs", s.NFS != nil}, {"rbd", s.RBD != nil},
+		{"quobyte", s.Quobyte != nil}, {"cephFS", s.CephFS != nil}, {"iscsi", s.ISCSI != nil}, {"cinder", s.Cinder != nil},
+		{"fc", s.FC != nil}, {"flexVolume", s.FlexVolume != nil}, {"azureFile", s.AzureFile != nil}, {"vsphereVolume", s.VsphereVolume != nil},
+		{"photonPersistentDisk", s.PhotonPersistentDisk != nil}, {"portworxVolume", s.PortworxVolume != nil}, {"azureDisk", s.AzureDisk != nil},
+		{"scaleIO", s.ScaleIO != nil}, {"local", s.Local != nil}, {"storageos", s.StorageOS != nil}, {"csi", s.CSI != nil},
+	} {
+		if !src.set {
 			continue
 		}
-		if n++; n > 1 {
-			name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("json"), ",")
-			errs = append(errs, field.Forbidden(fld.Child(name), "may not specify more than 1 volume type"))
+		// Kubernetes counts a flex volume without refusing it as a second source.
+		if n > 0 && src.name != "flexVolume" {
+			errs = append(errs, field.Forbidden(fld.Child(src.name), "may not specify more than 1 volume type"))
+			continue
 		}
+		n++
 	}
 	if n == 0 {
 		return append(errs, field.Required(fld, "must specify a volume type"))
 	}
-	s := &v.Spec.PersistentVolumeSource
 	switch {
 	case s.HostPath != nil:
 		if s.HostPath.Path == "" {
 			errs = append(errs, field.Required(fld.Child("hostPath", "path"), ""))
+		} else if slices.Contains(strings.Split(filepath.ToSlash(s.HostPath.Path), "/"), "..") {
+			errs = append(errs, field.Invalid(fld.Child("hostPath", "path"), s.HostPath.Path, "must not contain '..'"))
 		}
 	case s.NFS != nil:
 		if s.NFS.Server == "" {
@@ -256,14 +345,14 @@ func validateVolumeSource(v *corev1.PersistentVolume, fld *field.Path) field.Err
 		}
 		if s.NFS.Path == "" {
 			errs = append(errs, field.Required(fld.Child("nfs", "path"), ""))
-		} else if !strings.HasPrefix(s.NFS.Path, "/") {
+		} else if !path.IsAbs(s.NFS.Path) {
 			errs = append(errs, field.Invalid(fld.Child("nfs", "path"), s.NFS.Path, "must be an absolute path"))
 		}
 	case s.Local != nil:
 		if s.Local.Path == "" {
 			errs = append(errs, field.Required(fld.Child("local", "path"), ""))
 		}
-		if v.Spec.NodeAffinity == nil {
+		if v.Spec.NodeAffinity == nil || v.Spec.NodeAffinity.Required == nil {
 			errs = append(errs, field.Required(fld.Child("nodeAffinity"), "Local volume requires node affinity"))
 		}
 	case s.CSI != nil:

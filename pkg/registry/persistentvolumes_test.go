@@ -55,7 +55,10 @@ func TestPVCDefaultsAndValidation(t *testing.T) {
 			[]string{"spec.resources[storage]: Required value"}},
 		{"zero storage", func(c *corev1.PersistentVolumeClaim) {
 			c.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("0")
-		}, []string{`spec.resources.requests[storage]: Invalid value: "0": must be greater than zero`}},
+		}, []string{`spec.resources[storage]: Invalid value: "0": must be greater than zero`}},
+		{"data source of another kind", func(c *corev1.PersistentVolumeClaim) {
+			c.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "Secret", Name: "s"}
+		}, []string{`spec.dataSource: Invalid value: "Secret": must be 'PersistentVolumeClaim' when referencing the default apiGroup`}},
 		{"volume mode", func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeMode = ptr(corev1.PersistentVolumeMode("Raw")) },
 			[]string{`spec.volumeMode: Unsupported value: "Raw": supported values: "Block", "Filesystem"`}},
 	}
@@ -102,6 +105,7 @@ func TestPVCUpdate(t *testing.T) {
 			c.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 		}, []string{immutable}},
 		{"volume attributes class", true, func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeAttributesClassName = ptr("fast") }, nil},
+		{"class given to a claim of none", false, func(c *corev1.PersistentVolumeClaim) { c.Spec.StorageClassName = ptr("standard") }, nil},
 		{"rebinding", true, func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeName = "pv-2" }, []string{immutable}},
 	}
 	for _, tt := range tests {
@@ -149,6 +153,13 @@ func TestPVDefaultsAndValidation(t *testing.T) {
 		}, []string{`spec.capacity: Unsupported value: {"cpu":"1"}: supported values: "storage"`}},
 		{"reclaim policy", func(v *corev1.PersistentVolume) { v.Spec.PersistentVolumeReclaimPolicy = "Keep" },
 			[]string{`spec.persistentVolumeReclaimPolicy: Unsupported value: "Keep": supported values: "Delete", "Recycle", "Retain"`}},
+		{"no access modes", func(v *corev1.PersistentVolume) { v.Spec.AccessModes = nil }, []string{"spec.accessModes: Required value"}},
+		{"recycling /", func(v *corev1.PersistentVolume) {
+			v.Spec.HostPath.Path = "/"
+			v.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRecycle
+		}, []string{"spec.persistentVolumeReclaimPolicy: Forbidden: may not be 'recycle' for a hostPath mount of '/'"}},
+		{"attributes class without csi", func(v *corev1.PersistentVolume) { v.Spec.VolumeAttributesClassName = ptr("fast") },
+			[]string{"spec.csi: Required value: has to be specified when using volumeAttributesClassName"}},
 		{"local without affinity", func(v *corev1.PersistentVolume) {
 			v.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/mnt"}}
 		}, []string{"spec.nodeAffinity: Required value: Local volume requires node affinity"}},
@@ -167,8 +178,16 @@ func TestPVDefaultsAndValidation(t *testing.T) {
 	old.ResourceVersion = "1"
 	v = old.DeepCopy()
 	v.Spec.HostPath.Path = "/other"
-	want := []string{`spec.persistentvolumesource: Invalid value: {"hostPath":{"path":"/other"}}: field is immutable`}
-	if diff := cmp.Diff(want, errStrings(updateObj(t, PersistentVolumes(), v, old))); diff != "" {
-		t.Errorf("update errors (-want +got):\n%s", diff)
+	got := errStrings(updateObj(t, PersistentVolumes(), v, old))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "spec.persistentvolumesource: Forbidden: spec.persistentvolumesource is immutable after creation\n") ||
+		!strings.Contains(got[0], `"/other"`) {
+		t.Errorf("update errors %q", got)
+	}
+	// The reclaim policy and the claim may change.
+	v = old.DeepCopy()
+	v.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+	v.Spec.ClaimRef = &corev1.ObjectReference{Namespace: "default", Name: "data"}
+	if errs := updateObj(t, PersistentVolumes(), v, old); len(errs) > 0 {
+		t.Errorf("update refused: %v", errs)
 	}
 }
