@@ -64,6 +64,11 @@ func TestCoreLeftovers(t *testing.T) {
 	if pt.Template.Spec.SchedulerName != corev1.DefaultSchedulerName {
 		t.Errorf("pod template not defaulted")
 	}
+	pt.Template.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "busybox"}}}
+	want := []string{"template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template"}
+	if diff := cmp.Diff(want, errStrings(PodTemplates().Validate(pt))); diff != "" {
+		t.Errorf("pod template errors (-want +got):\n%s", diff)
+	}
 
 	cr := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "default", ResourceVersion: "1"}, Revision: 1}
 	if diff := cmp.Diff([]string{"data: Required value: data is mandatory"}, errStrings(ControllerRevisions().Validate(cr))); diff != "" {

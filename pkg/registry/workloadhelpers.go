@@ -52,6 +52,9 @@ func validateTemplate(tpl *corev1.PodTemplateSpec, fld *field.Path) field.ErrorL
 	errs = append(errs, metav1validation.ValidateLabels(tpl.Labels, fld.Child("metadata", "labels"))...)
 	errs = append(errs, apivalidation.ValidateAnnotations(tpl.Annotations, fld.Child("metadata", "annotations"))...)
 	errs = append(errs, validatePodSpec(&tpl.Spec, fld.Child("spec"))...)
+	if len(tpl.Spec.EphemeralContainers) > 0 {
+		errs = append(errs, field.Forbidden(fld.Child("spec", "ephemeralContainers"), "ephemeral containers not allowed in pod template"))
+	}
 	return errs
 }
 
