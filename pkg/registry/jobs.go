@@ -55,7 +55,8 @@ func Jobs() Strategy {
 			// legacy ones only.
 			_, name := old.Spec.Template.Labels[jobNameLabel]
 			_, uid := old.Spec.Template.Labels[jobControllerUIDLabel]
-			return append(validateJob(j, name && uid), validateJobUpdate(j, old)...)
+			errs := append(validateJob(j, name && uid), validateJobUpdate(j, old)...)
+			return append(errs, validateJobStatus(&j.Status)...)
 		},
 		Fields: func(j *batchv1.Job) fields.Set {
 			return fields.Set{"status.successful": strconv.Itoa(int(j.Status.Succeeded))}
@@ -258,6 +259,9 @@ func validateJobTemplateFields(s *batchv1.JobSpec, fld *field.Path) field.ErrorL
 		if s.MaxFailedIndexes != nil {
 			errs = append(errs, field.Invalid(fld.Child("maxFailedIndexes"), *s.MaxFailedIndexes, "requires indexed completion mode"))
 		}
+	}
+	if s.PodFailurePolicy != nil {
+		errs = append(errs, validatePodFailurePolicy(s, fld.Child("podFailurePolicy"))...)
 	}
 	if s.SuccessPolicy != nil && !indexed {
 		errs = append(errs, field.Invalid(fld.Child("successPolicy"), *s.SuccessPolicy, "requires indexed completion mode"))

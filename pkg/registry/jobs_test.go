@@ -253,3 +253,52 @@ func TestJobStatusWrites(t *testing.T) {
 		t.Errorf("status kept on create: %+v", n.Status)
 	}
 }
+
+func TestJobPodFailurePolicy(t *testing.T) {
+	tests := []struct {
+		name string
+		rule batchv1.PodFailurePolicyRule
+		want []string
+	}{
+		{"valid exit codes", batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{1, 42}}}, nil},
+		{"valid condition", batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionIgnore,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}}}, nil},
+		{"neither", batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionCount},
+			[]string{"spec.podFailurePolicy.rules[0]: Invalid value: specifying one of OnExitCodes and OnPodConditions is required"}},
+		{"bad exit codes", batchv1.PodFailurePolicyRule{Action: "Retry",
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, ContainerName: ptr("other"), Values: []int32{3, 0, 3}}},
+			[]string{
+				`spec.podFailurePolicy.rules[0].action: Unsupported value: "Retry": supported values: "Count", "FailIndex", "FailJob", "Ignore"`,
+				`spec.podFailurePolicy.rules[0].onExitCodes.containerName: Invalid value: "other": must be one of the container or initContainer names in the pod template`,
+				"spec.podFailurePolicy.rules[0].onExitCodes.values[1]: Invalid value: 0: must not be 0 for the In operator",
+				"spec.podFailurePolicy.rules[0].onExitCodes.values[2]: Duplicate value: 3",
+				"spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: [3,0,3]: must be ordered",
+			}},
+		{"fail index without per-index limit", batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailIndex,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}}},
+			[]string{`spec.podFailurePolicy.rules[0].action: Invalid value: "FailIndex": requires the backoffLimitPerIndex to be set`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := job("j")
+			j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{tt.rule}}
+			if diff := cmp.Diff(tt.want, errStrings(createObj(t, Jobs(), j))); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestJobStatusCountersValidated(t *testing.T) {
+	old := job("j")
+	createObj(t, Jobs(), old)
+	old.ResourceVersion = "5"
+	j := old.DeepCopy()
+	j.Status.Succeeded = -1
+	out := Jobs().PrepareForStatusUpdate(j, old)
+	want := []string{"status.succeeded: Invalid value: -1: must be greater than or equal to 0"}
+	if diff := cmp.Diff(want, errStrings(Jobs().ValidateUpdate(out, old))); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
