@@ -24,6 +24,33 @@ func TestResourceQuota(t *testing.T) {
 	if len(q.Status.Used) != 0 {
 		t.Errorf("create kept the status %+v", q.Status)
 	}
+	tests := []struct {
+		name string
+		spec corev1.ResourceQuotaSpec
+		want []string
+	}{
+		{"valid", corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"requests.cpu": resource.MustParse("2"), "count/deployments.apps": resource.MustParse("4")}}, nil},
+		{"unknown name", corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"widgets": resource.MustParse("1")}}, []string{
+			`spec.hard[widgets]: Invalid value: "widgets": must be a standard resource type or fully qualified`,
+			`spec.hard[widgets]: Invalid value: "widgets": must be a standard resource for quota`,
+		}},
+		{"fraction of pods", corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1500m")}},
+			[]string{`spec.hard[pods]: Invalid value: "1500m": must be an integer`}},
+		{"scope not for the resource", corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"services": resource.MustParse("1")},
+			Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}},
+			[]string{`spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource`}},
+		{"conflicting scopes", corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1")},
+			Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeTerminating, corev1.ResourceQuotaScopeNotTerminating}},
+			[]string{`spec.scopes: Invalid value: ["Terminating","NotTerminating"]: conflicting scopes`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "default"}, Spec: tt.spec}
+			if diff := cmp.Diff(tt.want, errStrings(createObj(t, ResourceQuotas(), q))); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestLimitRangeDefaults(t *testing.T) {
@@ -51,10 +78,9 @@ func TestLimitRangeDefaults(t *testing.T) {
 }
 
 func TestCoreLeftovers(t *testing.T) {
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder", Namespace: "default"},
-		ImagePullSecrets: []corev1.LocalObjectReference{{Name: ""}}}
-	if diff := cmp.Diff([]string{"imagePullSecrets[0].name: Required value"}, errStrings(createObj(t, ServiceAccounts(), sa))); diff != "" {
-		t.Errorf("service account errors (-want +got):\n%s", diff)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "Builder", Namespace: "default"}}
+	if errs := createObj(t, ServiceAccounts(), sa); len(errs) != 1 || errs[0].Field != "metadata.name" {
+		t.Errorf("service account errors %v", errs)
 	}
 	pt := &corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "default"}, Template: corev1.PodTemplateSpec{Spec: podSpec()}}
 	pt.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
