@@ -48,7 +48,17 @@ func DaemonSets() Strategy {
 		},
 		ValidateFunc: validateDaemonSet,
 		ValidateUpdateFunc: func(d, old *appsv1.DaemonSet) field.ErrorList {
-			return validateSelectorImmutable(d.Spec.Selector, old.Spec.Selector)
+			errs := validateSelectorImmutable(d.Spec.Selector, old.Spec.Selector)
+			st, fld := &d.Status, field.NewPath("status")
+			errs = append(errs, validateCounters(fld,
+				counter{"currentNumberScheduled", int64(st.CurrentNumberScheduled)}, counter{"numberMisscheduled", int64(st.NumberMisscheduled)},
+				counter{"desiredNumberScheduled", int64(st.DesiredNumberScheduled)}, counter{"numberReady", int64(st.NumberReady)},
+				counter{"observedGeneration", st.ObservedGeneration}, counter{"updatedNumberScheduled", int64(st.UpdatedNumberScheduled)},
+				counter{"numberAvailable", int64(st.NumberAvailable)}, counter{"numberUnavailable", int64(st.NumberUnavailable)})...)
+			if st.CollisionCount != nil {
+				errs = append(errs, validateNonNegative(int64(*st.CollisionCount), fld.Child("collisionCount"))...)
+			}
+			return append(errs, validateCollisionCount(st.CollisionCount, old.Status.CollisionCount, fld)...)
 		},
 	}
 }

@@ -63,6 +63,27 @@ func ReplicationControllers() Strategy {
 			errs = append(errs, validateAlwaysRestart(&r.Spec.Template.Spec, "ReplicationController", tpl.Child("spec"))...)
 			return errs
 		},
+		ValidateUpdateFunc: func(r, _ *corev1.ReplicationController) field.ErrorList {
+			st, fld := &r.Status, field.NewPath("status")
+			errs := validateCounters(fld,
+				counter{"replicas", int64(st.Replicas)}, counter{"fullyLabeledReplicas", int64(st.FullyLabeledReplicas)},
+				counter{"readyReplicas", int64(st.ReadyReplicas)}, counter{"availableReplicas", int64(st.AvailableReplicas)},
+				counter{"observedGeneration", st.ObservedGeneration})
+			msg := "cannot be greater than status.replicas"
+			if st.FullyLabeledReplicas > st.Replicas {
+				errs = append(errs, field.Invalid(fld.Child("fullyLabeledReplicas"), st.FullyLabeledReplicas, msg))
+			}
+			if st.ReadyReplicas > st.Replicas {
+				errs = append(errs, field.Invalid(fld.Child("readyReplicas"), st.ReadyReplicas, msg))
+			}
+			if st.AvailableReplicas > st.Replicas {
+				errs = append(errs, field.Invalid(fld.Child("availableReplicas"), st.AvailableReplicas, msg))
+			}
+			if st.AvailableReplicas > st.ReadyReplicas {
+				errs = append(errs, field.Invalid(fld.Child("availableReplicas"), st.AvailableReplicas, "cannot be greater than readyReplicas"))
+			}
+			return errs
+		},
 		Fields: func(r *corev1.ReplicationController) fields.Set {
 			return fields.Set{"status.replicas": strconv.Itoa(int(r.Status.Replicas))}
 		},

@@ -39,10 +39,11 @@ func StatefulSets() Strategy {
 			clone.PersistentVolumeClaimRetentionPolicy = old.Spec.PersistentVolumeClaimRetentionPolicy
 			clone.MinReadySeconds = old.Spec.MinReadySeconds
 			clone.RevisionHistoryLimit = old.Spec.RevisionHistoryLimit
+			var errs field.ErrorList
 			if !apiequality.Semantic.DeepEqual(*clone, old.Spec) {
-				return field.ErrorList{field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")}
+				errs = append(errs, field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
 			}
-			return nil
+			return append(errs, validateStatefulSetStatus(&s.Status, &old.Status)...)
 		},
 		Replicas: func(s *appsv1.StatefulSet) (int32, int32, string) {
 			return deref(s.Spec.Replicas), s.Status.Replicas, selectorString(s.Spec.Selector)
@@ -173,4 +174,27 @@ func validateClaimTemplate(c *corev1.PersistentVolumeClaim, fld *field.Path) fie
 	}
 	errs = append(errs, validatePVCSpec(&c.Spec, fld.Child("spec"))...)
 	return errs
+}
+
+// validateStatefulSetStatus checks a status write: counts not negative
+// and within the replicas, the collision count never lowered.
+func validateStatefulSetStatus(st, old *appsv1.StatefulSetStatus) field.ErrorList {
+	fld := field.NewPath("status")
+	errs := validateCounters(fld,
+		counter{"replicas", int64(st.Replicas)}, counter{"readyReplicas", int64(st.ReadyReplicas)},
+		counter{"currentReplicas", int64(st.CurrentReplicas)}, counter{"updatedReplicas", int64(st.UpdatedReplicas)},
+		counter{"availableReplicas", int64(st.AvailableReplicas)}, counter{"observedGeneration", st.ObservedGeneration})
+	if st.CollisionCount != nil {
+		errs = append(errs, validateNonNegative(int64(*st.CollisionCount), fld.Child("collisionCount"))...)
+	}
+	for _, c := range []counter{{"readyReplicas", int64(st.ReadyReplicas)}, {"currentReplicas", int64(st.CurrentReplicas)},
+		{"updatedReplicas", int64(st.UpdatedReplicas)}, {"availableReplicas", int64(st.AvailableReplicas)}} {
+		if c.value > int64(st.Replicas) {
+			errs = append(errs, field.Invalid(fld.Child(c.name), c.value, "cannot be greater than status.replicas"))
+		}
+	}
+	if st.AvailableReplicas > st.ReadyReplicas {
+		errs = append(errs, field.Invalid(fld.Child("availableReplicas"), st.AvailableReplicas, "cannot be greater than status.readyReplicas"))
+	}
+	return append(errs, validateCollisionCount(st.CollisionCount, old.CollisionCount, fld)...)
 }

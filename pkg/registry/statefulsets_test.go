@@ -136,3 +136,36 @@ func TestStatefulSetUpdate(t *testing.T) {
 		t.Errorf("status write stored %+v / replicas %d", out.Status, *out.Spec.Replicas)
 	}
 }
+
+func TestWorkloadStatusWritesValidated(t *testing.T) {
+	sts := statefulSet("db")
+	createObj(t, StatefulSets(), sts)
+	sts.ResourceVersion = "3"
+	s := sts.DeepCopy()
+	s.Status = appsv1.StatefulSetStatus{Replicas: 1, ReadyReplicas: 2, AvailableReplicas: 1}
+	want := []string{"status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas"}
+	if diff := cmp.Diff(want, errStrings(StatefulSets().ValidateUpdate(StatefulSets().PrepareForStatusUpdate(s, sts), sts))); diff != "" {
+		t.Errorf("statefulset status errors (-want +got):\n%s", diff)
+	}
+
+	ds := daemonSet("agent")
+	createObj(t, DaemonSets(), ds)
+	ds.ResourceVersion = "3"
+	ds.Status.CollisionCount = ptr[int32](2)
+	d := ds.DeepCopy()
+	d.Status.CollisionCount = ptr[int32](1)
+	want = []string{"status.collisionCount: Invalid value: 1: cannot be decremented"}
+	if diff := cmp.Diff(want, errStrings(DaemonSets().ValidateUpdate(DaemonSets().PrepareForStatusUpdate(d, ds), ds))); diff != "" {
+		t.Errorf("daemonset status errors (-want +got):\n%s", diff)
+	}
+
+	rc := replicationController("web")
+	createObj(t, ReplicationControllers(), rc)
+	rc.ResourceVersion = "3"
+	r := rc.DeepCopy()
+	r.Status = corev1.ReplicationControllerStatus{Replicas: 2, ReadyReplicas: 1, AvailableReplicas: 2}
+	want = []string{"status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas"}
+	if diff := cmp.Diff(want, errStrings(ReplicationControllers().ValidateUpdate(ReplicationControllers().PrepareForStatusUpdate(r, rc), rc))); diff != "" {
+		t.Errorf("replication controller status errors (-want +got):\n%s", diff)
+	}
+}

@@ -152,3 +152,27 @@ func validatePositive(v int64, fld *field.Path) field.ErrorList {
 }
 
 func fmtInt(v int32) string { return fmt.Sprint(v) }
+
+// counter is a named count of a workload's status, for validateCounters.
+type counter struct {
+	name  string
+	value int64
+}
+
+// validateCounters checks that status counts are not negative.
+func validateCounters(fld *field.Path, cs ...counter) field.ErrorList {
+	var errs field.ErrorList
+	for _, c := range cs {
+		errs = append(errs, validateNonNegative(c.value, fld.Child(c.name))...)
+	}
+	return errs
+}
+
+// validateCollisionCount refuses a status write that lowers the count of
+// revision name collisions, which only grows.
+func validateCollisionCount(count, old *int32, fld *field.Path) field.ErrorList {
+	if old == nil || (count != nil && *count >= *old) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(fld.Child("collisionCount"), deref(count), "cannot be decremented")}
+}
