@@ -24,7 +24,6 @@ func ResourceQuotas() Strategy {
 		},
 		NewFunc:        func() *corev1.ResourceQuota { return &corev1.ResourceQuota{} },
 		NewListFunc:    func() runtime.Object { return &corev1.ResourceQuotaList{} },
-		Spec:           func(q *corev1.ResourceQuota) any { return q.Spec },
 		CopyStatus:     func(dst, src *corev1.ResourceQuota) { dst.Status = src.Status },
 		ResetForStatus: func(q, old *corev1.ResourceQuota) { q.Spec = old.Spec },
 		ResetStatus:    func(q *corev1.ResourceQuota) { q.Status = corev1.ResourceQuotaStatus{} },

@@ -163,3 +163,22 @@ func TestWorkloadInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkloadGenerations checks which resources track metadata.generation,
+// as in Kubernetes: the ones with a spec that controllers act on.
+func TestWorkloadGenerations(t *testing.T) {
+	for _, tt := range []struct {
+		st   Strategy
+		want int64
+	}{
+		{Jobs(), 1}, {CronJobs(), 1}, {StatefulSets(), 1}, {DaemonSets(), 1}, {ReplicationControllers(), 1}, {PodTemplates(), 1},
+		{PersistentVolumeClaims(), 0}, {PersistentVolumes(), 0}, {ServiceAccounts(), 0}, {ResourceQuotas(), 0}, {LimitRanges(), 0},
+		{ControllerRevisions(), 0},
+	} {
+		obj := tt.st.New()
+		tt.st.PrepareForCreate(obj)
+		if got := obj.(Object).GetGeneration(); got != tt.want {
+			t.Errorf("%s: generation %d, want %d", tt.st.Info().Resource, got, tt.want)
+		}
+	}
+}
