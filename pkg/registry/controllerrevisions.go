@@ -1,6 +1,9 @@
 package registry
 
 import (
+	"encoding/json"
+	"reflect"
+
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -27,7 +30,24 @@ func ControllerRevisions() Strategy {
 			return errs
 		},
 		ValidateUpdateFunc: func(r, old *appsv1.ControllerRevision) field.ErrorList {
+			if sameJSON(r.Data.Raw, old.Data.Raw) {
+				return nil
+			}
 			return validateImmutable(r.Data, old.Data, field.NewPath("data"))
 		},
 	}
+}
+
+// sameJSON reports whether two encodings hold the same JSON value, so that
+// a client re-sending a revision with other spacing or key order does not
+// change its data.
+func sameJSON(a, b []byte) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }

@@ -127,6 +127,10 @@ func TestCoreLeftovers(t *testing.T) {
 	if errs := ControllerRevisions().ValidateUpdate(next, cr); len(errs) > 0 {
 		t.Errorf("revision change refused: %v", errs)
 	}
+	next.Data = runtime.RawExtension{Raw: []byte(`{ "spec" : { } }`)}
+	if errs := ControllerRevisions().ValidateUpdate(next, cr); len(errs) > 0 {
+		t.Errorf("the same data spaced differently refused: %v", errs)
+	}
 	next.Data = runtime.RawExtension{Raw: []byte(`{"spec":{"x":1}}`)}
 	if errs := ControllerRevisions().ValidateUpdate(next, cr); len(errs) != 1 || errs[0].Field != "data" || errs[0].Detail != "field is immutable" {
 		t.Errorf("data change: %v", errs)
