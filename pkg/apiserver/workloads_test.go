@@ -98,3 +98,59 @@ func TestWorkloadSubresources(t *testing.T) {
 		t.Errorf("pv %+v %+v", v.Spec, v.Status)
 	}
 }
+
+// TestWorkloadDiscoveryAndTables checks what kubectl finds of the workload
+// resources: short names and the "all" category in discovery, and its
+// columns for a list of cron jobs.
+func TestWorkloadDiscoveryAndTables(t *testing.T) {
+	e := newTestEnv(t)
+	var batch metav1.APIResourceList
+	e.do("GET", "/apis/batch/v1", nil).decode(t, &batch)
+	found := map[string]metav1.APIResource{}
+	for _, r := range batch.APIResources {
+		found[r.Name] = r
+	}
+	if cj := found["cronjobs"]; cj.Kind != "CronJob" || len(cj.ShortNames) != 1 || cj.ShortNames[0] != "cj" || len(cj.Categories) != 1 || cj.Categories[0] != "all" {
+		t.Errorf("cronjobs %+v", cj)
+	}
+	if _, ok := found["jobs/status"]; !ok {
+		t.Errorf("no jobs/status in %v", batch.APIResources)
+	}
+	var core metav1.APIResourceList
+	e.do("GET", "/api/v1", nil).decode(t, &core)
+	for _, r := range core.APIResources {
+		if r.Name == "persistentvolumes" && r.Namespaced {
+			t.Error("persistentvolumes listed as namespaced")
+		}
+		if r.Name == "replicationcontrollers/scale" && (r.Kind != "Scale" || r.Group != "autoscaling") {
+			t.Errorf("rc scale %+v", r)
+		}
+	}
+
+	cj := `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"nightly"},
+		"spec":{"schedule":"0 3 * * *","timeZone":"Europe/Paris","jobTemplate":{"spec":{"template":{"spec":{
+		"restartPolicy":"OnFailure","containers":[{"name":"c","image":"busybox"}]}}}}}}`
+	e.mustCreate("/apis/batch/v1/namespaces/default/cronjobs", cj, nil)
+	var table metav1.Table
+	e.do("GET", "/apis/batch/v1/namespaces/default/cronjobs", nil, "Accept", kubectlGetAccept).decode(t, &table)
+	var cols []string
+	for _, c := range table.ColumnDefinitions {
+		if c.Priority == 0 {
+			cols = append(cols, c.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"Name", "Schedule", "Timezone", "Suspend", "Active", "Last Schedule", "Age"}, cols); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if len(table.Rows) != 1 || table.Rows[0].Cells[1] != "0 3 * * *" || table.Rows[0].Cells[2] != "Europe/Paris" || table.Rows[0].Cells[3] != "False" {
+		t.Errorf("rows %+v", table.Rows)
+	}
+
+	bad := strings.Replace(cj, `"0 3 * * *"`, `"TZ=UTC 0 3 * * *"`, 1)
+	bad = strings.Replace(bad, `"nightly"`, `"bad"`, 1)
+	r := e.do("POST", "/apis/batch/v1/namespaces/default/cronjobs", bad)
+	r.expect(t, 422, metav1.StatusReasonInvalid)
+	if st := r.status(t); !strings.Contains(st.Message, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead") {
+		t.Errorf("message %q", st.Message)
+	}
+}
