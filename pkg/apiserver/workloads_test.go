@@ -30,6 +30,9 @@ func TestJobCreateGeneratesSelector(t *testing.T) {
 	if diff := cmp.Diff(want, j.Spec.Template.Labels); diff != "" {
 		t.Errorf("template labels (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(want, j.Labels); diff != "" {
+		t.Errorf("job labels (-want +got):\n%s", diff)
+	}
 	if diff := cmp.Diff(map[string]string{"batch.kubernetes.io/controller-uid": string(j.UID)}, j.Spec.Selector.MatchLabels); diff != "" {
 		t.Errorf("selector (-want +got):\n%s", diff)
 	}
@@ -152,5 +155,26 @@ func TestWorkloadDiscoveryAndTables(t *testing.T) {
 	r.expect(t, 422, metav1.StatusReasonInvalid)
 	if st := r.status(t); !strings.Contains(st.Message, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead") {
 		t.Errorf("message %q", st.Message)
+	}
+}
+
+// TestWorkloadOpenAPI checks that the workload kinds are in the OpenAPI
+// documents kubectl reads (explain, apply's schema checks).
+func TestWorkloadOpenAPI(t *testing.T) {
+	e := newTestEnv(t)
+	r := e.do("GET", "/openapi/v3/apis/batch/v1", nil)
+	r.expect(t, 200, "")
+	for _, def := range []string{"io.k8s.api.batch.v1.CronJob", "io.k8s.api.batch.v1.Job"} {
+		if !strings.Contains(string(r.body), def) {
+			t.Errorf("/openapi/v3/apis/batch/v1 lacks %s", def)
+		}
+	}
+	r = e.do("GET", "/openapi/v2", nil)
+	r.expect(t, 200, "")
+	for _, def := range []string{"io.k8s.api.apps.v1.StatefulSet", "io.k8s.api.apps.v1.DaemonSet", "io.k8s.api.apps.v1.ControllerRevision",
+		"io.k8s.api.core.v1.PersistentVolumeClaim", "io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.LimitRange"} {
+		if !strings.Contains(string(r.body), def) {
+			t.Errorf("/openapi/v2 lacks %s", def)
+		}
 	}
 }

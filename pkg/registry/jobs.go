@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 
@@ -48,8 +49,8 @@ func Jobs() Strategy {
 				j.Labels = j.Spec.Template.Labels
 			}
 		},
-		// Checks of the whole job run on update too, after the checks of
-		// what changed.
+		// An update checks the whole job as a create does, then what
+		// changed, then the status.
 		ValidateUpdateFunc: func(j, old *batchv1.Job) field.ErrorList {
 			// A job stored before the prefixed labels existed keeps the
 			// legacy ones only.
@@ -67,6 +68,12 @@ func Jobs() Strategy {
 		prepare: func(j *batchv1.Job) {
 			if !deref(j.Spec.ManualSelector) {
 				generateJobSelector(j)
+			}
+			// A job without labels of its own shows its template's, as a
+			// job read back from Kubernetes does (defaulting runs there on
+			// every read, after the labels were generated).
+			if len(j.Labels) == 0 && len(j.Spec.Template.Labels) > 0 {
+				j.Labels = maps.Clone(j.Spec.Template.Labels)
 			}
 		},
 		validate: func(j *batchv1.Job) field.ErrorList { return validateJob(j, true) },
