@@ -97,7 +97,8 @@ func TestWorkloadSubresources(t *testing.T) {
 		"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/data"}}}`
 	var v corev1.PersistentVolume
 	e.mustCreate("/api/v1/persistentvolumes", pv, &v)
-	if v.Status.Phase != corev1.VolumePending || v.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
+	if v.Status.Phase != corev1.VolumePending || v.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain ||
+		v.Status.LastPhaseTransitionTime == nil || !v.Status.LastPhaseTransitionTime.Equal(&v.CreationTimestamp) {
 		t.Errorf("pv %+v %+v", v.Spec, v.Status)
 	}
 }

@@ -216,7 +216,7 @@ func validatePVCUpdate(c, old *corev1.PersistentVolumeClaim) field.ErrorList {
 // reclaim policy says otherwise, exactly one volume source, which never
 // changes.
 func PersistentVolumes() Strategy {
-	return &Resource[*corev1.PersistentVolume]{
+	r := &Resource[*corev1.PersistentVolume]{
 		Meta: Info{
 			GVK:      corev1.SchemeGroupVersion.WithKind("PersistentVolume"),
 			Resource: "persistentvolumes", Singular: "persistentvolume", ShortNames: []string{"pv"},
@@ -261,6 +261,14 @@ func PersistentVolumes() Strategy {
 				errs = append(errs, field.Forbidden(field.NewPath("spec", "volumeAttributesClassName"), "update from non-nil value to nil is forbidden"))
 			}
 			return errs
+		},
+	}
+	return &createHooks[*corev1.PersistentVolume]{
+		Resource: r,
+		// A new volume entered its Pending phase when it was created.
+		prepare: func(v *corev1.PersistentVolume) {
+			created := v.CreationTimestamp
+			v.Status.LastPhaseTransitionTime = &created
 		},
 	}
 }
