@@ -87,8 +87,15 @@ func defaultStatefulSet(s *appsv1.StatefulSet) {
 		spec.RevisionHistoryLimit = ptr[int32](10)
 	}
 	defaultPodSpec(&spec.Template.Spec)
+	// Claim templates read back as Kubernetes writes them: typed as claims
+	// (kept for clients of before 1.17), defaulted, Pending.
 	for i := range spec.VolumeClaimTemplates {
-		defaultPVCSpec(&spec.VolumeClaimTemplates[i].Spec)
+		c := &spec.VolumeClaimTemplates[i]
+		c.APIVersion, c.Kind = "v1", "PersistentVolumeClaim"
+		defaultPVCSpec(&c.Spec)
+		if c.Status.Phase == "" {
+			c.Status.Phase = corev1.ClaimPending
+		}
 	}
 }
 

@@ -52,8 +52,9 @@ func TestStatefulSetDefaults(t *testing.T) {
 	if diff := cmp.Diff(want, *got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
-	if m := s.Spec.VolumeClaimTemplates[0].Spec.VolumeMode; m == nil || *m != corev1.PersistentVolumeFilesystem {
-		t.Errorf("claim template volume mode %v", m)
+	if c := s.Spec.VolumeClaimTemplates[0]; c.Spec.VolumeMode == nil || *c.Spec.VolumeMode != corev1.PersistentVolumeFilesystem ||
+		c.APIVersion != "v1" || c.Kind != "PersistentVolumeClaim" || c.Status.Phase != corev1.ClaimPending {
+		t.Errorf("claim template %+v", c)
 	}
 	sc, err := StatefulSets().Scale(s)
 	if err != nil || sc.Spec.Replicas != 1 || sc.Status.Selector != "app=db" {
