@@ -50,7 +50,7 @@ func CronJobs() Strategy {
 			return validateCronJobSpec(&c.Spec, &old.Spec, field.NewPath("spec"))
 		},
 	}
-	return &createHooks[*batchv1.CronJob]{
+	return &hooked[*batchv1.CronJob]{
 		Resource: r,
 		validate: func(c *batchv1.CronJob) field.ErrorList {
 			errs := validateCronJobSpec(&c.Spec, nil, field.NewPath("spec"))

@@ -1,7 +1,10 @@
 package registry
 
 import (
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,7 +16,7 @@ import (
 // DaemonSets is apps/v1 daemonsets: a status subresource, an immutable
 // selector that must match the template's labels, pods that always restart.
 func DaemonSets() Strategy {
-	return &Resource[*appsv1.DaemonSet]{
+	r := &Resource[*appsv1.DaemonSet]{
 		Meta: Info{
 			GVK:      appsv1.SchemeGroupVersion.WithKind("DaemonSet"),
 			Resource: "daemonsets", Singular: "daemonset", ShortNames: []string{"ds"}, Categories: []string{"all"},
@@ -61,6 +64,36 @@ func DaemonSets() Strategy {
 			return append(errs, validateCollisionCount(st.CollisionCount, old.Status.CollisionCount, fld)...)
 		},
 	}
+	return &hooked[*appsv1.DaemonSet]{
+		Resource: r,
+		prepare: func(d *appsv1.DaemonSet) {
+			setTemplateGeneration(d, 1)
+		},
+		prepareUpdate: func(d, old *appsv1.DaemonSet) {
+			gen := templateGeneration(old)
+			if !apiequality.Semantic.DeepEqual(d.Spec.Template, old.Spec.Template) {
+				gen++
+			}
+			setTemplateGeneration(d, gen)
+		},
+	}
+}
+
+// A daemon set's template generation, which apps/v1 keeps in an
+// annotation: 1 on create, one more on each change of the template.
+func templateGeneration(d *appsv1.DaemonSet) int64 {
+	gen, err := strconv.ParseInt(d.Annotations[appsv1.DeprecatedTemplateGeneration], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return gen
+}
+
+func setTemplateGeneration(d *appsv1.DaemonSet, gen int64) {
+	if d.Annotations == nil {
+		d.Annotations = map[string]string{}
+	}
+	d.Annotations[appsv1.DeprecatedTemplateGeneration] = strconv.FormatInt(gen, 10)
 }
 
 func validateDaemonSet(d *appsv1.DaemonSet) field.ErrorList {

@@ -35,6 +35,22 @@ func TestDaemonSetDefaults(t *testing.T) {
 	if *d.Spec.RevisionHistoryLimit != 10 {
 		t.Errorf("revision history limit %d", *d.Spec.RevisionHistoryLimit)
 	}
+	if g := d.Annotations[appsv1.DeprecatedTemplateGeneration]; g != "1" {
+		t.Errorf("template generation %q", g)
+	}
+	// A change of the template counts a template generation, one elsewhere does not.
+	next := d.DeepCopy()
+	next.Spec.MinReadySeconds = 5
+	DaemonSets().PrepareForUpdate(next, d)
+	if g := next.Annotations[appsv1.DeprecatedTemplateGeneration]; g != "1" || next.Generation != 2 {
+		t.Errorf("template generation %q generation %d", g, next.Generation)
+	}
+	again := next.DeepCopy()
+	again.Spec.Template.Spec.Containers[0].Image = "busybox:2"
+	DaemonSets().PrepareForUpdate(again, next)
+	if g := again.Annotations[appsv1.DeprecatedTemplateGeneration]; g != "2" || again.Generation != 3 {
+		t.Errorf("template generation %q generation %d", g, again.Generation)
+	}
 }
 
 func TestDaemonSetValidation(t *testing.T) {

@@ -63,7 +63,7 @@ func Jobs() Strategy {
 			return fields.Set{"status.successful": strconv.Itoa(int(j.Status.Succeeded))}
 		},
 	}
-	return &createHooks[*batchv1.Job]{
+	return &hooked[*batchv1.Job]{
 		Resource: r,
 		prepare: func(j *batchv1.Job) {
 			if !deref(j.Spec.ManualSelector) {

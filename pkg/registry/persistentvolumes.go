@@ -263,7 +263,7 @@ func PersistentVolumes() Strategy {
 			return errs
 		},
 	}
-	return &createHooks[*corev1.PersistentVolume]{
+	return &hooked[*corev1.PersistentVolume]{
 		Resource: r,
 		// A new volume entered its Pending phase when it was created.
 		prepare: func(v *corev1.PersistentVolume) {

@@ -15,29 +15,42 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// createHooks is a Resource with behaviour only new objects get: what
-// PrepareForCreate adds once the server has given the object its uid and
-// name, and checks that apply to a new object but not to an update.
-type createHooks[T Object] struct {
+// hooked is a Resource with behaviour the Resource builder has no field
+// for: what PrepareForCreate adds once the server has given the object its
+// uid, name and creation time; checks that apply to a new object but not
+// to an update; and what an update through the main resource changes
+// beyond the generation.
+type hooked[T Object] struct {
 	*Resource[T]
 	// prepare runs after the Resource's PrepareForCreate; nil: nothing.
 	prepare func(T)
 	// validate adds checks of a new object; nil: none.
 	validate func(T) field.ErrorList
+	// prepareUpdate runs after the Resource's PrepareForUpdate with the
+	// new and the stored state; nil: nothing.
+	prepareUpdate func(obj, old T)
 }
 
-var _ Strategy = (*createHooks[*corev1.Pod])(nil)
+var _ Strategy = (*hooked[*corev1.Pod])(nil)
 
 // PrepareForCreate implements Strategy.
-func (c *createHooks[T]) PrepareForCreate(obj runtime.Object) {
+func (c *hooked[T]) PrepareForCreate(obj runtime.Object) {
 	c.Resource.PrepareForCreate(obj)
 	if c.prepare != nil {
 		c.prepare(c.cast(obj))
 	}
 }
 
+// PrepareForUpdate implements Strategy.
+func (c *hooked[T]) PrepareForUpdate(obj, old runtime.Object) {
+	c.Resource.PrepareForUpdate(obj, old)
+	if c.prepareUpdate != nil {
+		c.prepareUpdate(c.cast(obj), c.cast(old))
+	}
+}
+
 // Validate implements Strategy.
-func (c *createHooks[T]) Validate(obj runtime.Object) field.ErrorList {
+func (c *hooked[T]) Validate(obj runtime.Object) field.ErrorList {
 	errs := c.Resource.Validate(obj)
 	if c.validate != nil {
 		errs = append(errs, c.validate(c.cast(obj))...)
