@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -163,8 +161,6 @@ func validatePositive(v int64, fld *field.Path) field.ErrorList {
 	}
 	return nil
 }
-
-func fmtInt(v int32) string { return fmt.Sprint(v) }
 
 // counter is a named count of a workload's status, for validateCounters.
 type counter struct {
