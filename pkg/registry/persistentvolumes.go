@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -54,6 +55,8 @@ func PersistentVolumeClaims() Strategy {
 			return validatePVCSpec(&c.Spec, field.NewPath("spec"))
 		},
 		ValidateUpdateFunc: validatePVCUpdate,
+		// Kubernetes still selects claims on a bare "name", a field of old.
+		Fields: func(c *corev1.PersistentVolumeClaim) fields.Set { return fields.Set{"name": c.Name} },
 	}
 }
 
@@ -241,6 +244,8 @@ func PersistentVolumes() Strategy {
 			}
 		},
 		ValidateFunc: validatePV,
+		// Kubernetes still selects volumes on a bare "name", a field of old.
+		Fields: func(v *corev1.PersistentVolume) fields.Set { return fields.Set{"name": v.Name} },
 		ValidateUpdateFunc: func(v, old *corev1.PersistentVolume) field.ErrorList {
 			var errs field.ErrorList
 			src, oldSrc := v.Spec.PersistentVolumeSource, old.Spec.PersistentVolumeSource

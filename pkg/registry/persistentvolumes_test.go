@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,6 +40,11 @@ func TestPVCDefaultsAndValidation(t *testing.T) {
 	}
 	if c.Spec.VolumeMode == nil || *c.Spec.VolumeMode != corev1.PersistentVolumeFilesystem || c.Status.Phase != corev1.ClaimPending {
 		t.Errorf("volume mode %v phase %q", c.Spec.VolumeMode, c.Status.Phase)
+	}
+	for _, st := range []Strategy{PersistentVolumeClaims(), PersistentVolumes()} {
+		if !slices.Contains(st.FieldLabels(), "name") {
+			t.Errorf("%s: field labels %v lack name", st.Info().Resource, st.FieldLabels())
+		}
 	}
 	tests := []struct {
 		name   string
