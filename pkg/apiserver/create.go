@@ -107,7 +107,8 @@ func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace str
 		}
 	}
 	res.strategy.Default(obj)
-	res.strategy.PrepareForCreate(obj)
+	// The uid and the name are known before PrepareForCreate, as in
+	// Kubernetes: a job's generated selector and pod labels are made of them.
 	m.SetUID(uuid.NewUUID())
 	m.SetCreationTimestamp(metav1.NewTime(s.clock.Now().Truncate(time.Second)))
 	m.SetDeletionTimestamp(nil)
@@ -118,6 +119,7 @@ func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace str
 	if generated {
 		m.SetName(m.GetGenerateName() + utilrand.String(generatedSuffixLen))
 	}
+	res.strategy.PrepareForCreate(obj)
 	if errs := res.strategy.Validate(obj); len(errs) > 0 {
 		return nil, false, res.invalid(m.GetName(), errs)
 	}

@@ -97,7 +97,7 @@ func TestSeedErrors(t *testing.T) {
 	}{
 		{"nil object", WithObjects((*corev1.Pod)(nil)), []string{"WithObjects argument 1", "nil object"}},
 		{"unserved type", WithObjects(&unserved{ObjectMeta: metav1.ObjectMeta{Name: "x"}}), []string{"*testenv.unserved is not a type the API server serves", "v1 ConfigMap"}},
-		{"unserved kind", WithObjects(&unserved{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}}), []string{"kind batch/v1 Job is not served"}},
+		{"unserved kind", WithObjects(&unserved{TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "Widget"}}), []string{"kind example.com/v1 Widget is not served"}},
 		{"missing namespace", WithObjects(configMap("nowhere", "x", nil)), []string{"ConfigMap nowhere/x", "not found"}},
 		{"invalid object", WithObjects(configMap("default", "Not_Valid", nil)), []string{"ConfigMap default/Not_Valid", "Invalid"}},
 		{"duplicate", WithObjects(configMap("default", "x", nil), configMap("default", "x", nil)), []string{"WithObjects argument 2", "already exists"}},
