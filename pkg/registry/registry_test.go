@@ -69,7 +69,7 @@ func TestBuiltinIsConsistent(t *testing.T) {
 			t.Errorf("%s: field labels %v", gvr, labels)
 		}
 	}
-	if len(seen) != 9 {
+	if want := 9 + len(serviceResources()) + len(workloadResources()) + len(policyResources()) + len(platformResources()); len(seen) != want {
 		t.Errorf("%d resources", len(seen))
 	}
 }
