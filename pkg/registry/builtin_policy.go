@@ -4,5 +4,6 @@ package registry
 func policyResources() []Strategy {
 	return []Strategy{
 		Roles(), RoleBindings(), ClusterRoles(), ClusterRoleBindings(),
+		Ingresses(), IngressClasses(), NetworkPolicies(),
 	}
 }

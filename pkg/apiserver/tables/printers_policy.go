@@ -3,9 +3,11 @@ package tables
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -18,6 +20,9 @@ func policyPrinters() map[reflect.Type]*printer {
 	add(printerOf(roleColumns, clusterRoleRow))
 	add(printerOf(roleBindingColumns, roleBindingRow))
 	add(printerOf(roleBindingColumns, clusterRoleBindingRow))
+	add(printerOf(ingressColumns, ingressRow))
+	add(printerOf(ingressClassColumns, ingressClassRow))
+	add(printerOf(networkPolicyColumns, networkPolicyRow))
 	return out
 }
 
@@ -76,4 +81,102 @@ func roleBindingRow(b *rbacv1.RoleBinding, now time.Time) ([]any, []metav1.Table
 func clusterRoleBindingRow(b *rbacv1.ClusterRoleBinding, now time.Time) ([]any, []metav1.TableRowCondition) {
 	role, users, groups, sas := bindingCells(b.RoleRef, b.Subjects)
 	return []any{b.Name, role, since(b.CreationTimestamp.Time, now), users, groups, sas}, nil
+}
+
+func ingressColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Class", Type: "string", Description: "The name of the IngressClass resource that should be used for the ingress"},
+		{Name: "Hosts", Type: "string", Description: "Hosts that incoming requests are matched against before the ingress rule"},
+		{Name: "Address", Type: "string", Description: "Address is a list containing ingress points for the load-balancer"},
+		{Name: "Ports", Type: "string", Description: "Ports of TLS configurations that open"},
+		ageColumn(),
+	}
+}
+
+// maxHostsShown is how many hosts the Hosts cell lists before "+ N more...".
+const maxHostsShown = 3
+
+// addressWidth is the width past which kubectl cuts the Address cell.
+const addressWidth = 16
+
+func ingressRow(ing *networkingv1.Ingress, now time.Time) ([]any, []metav1.TableRowCondition) {
+	class := "<none>"
+	if ing.Spec.IngressClassName != nil {
+		class = *ing.Spec.IngressClassName
+	} else if v, ok := ing.Annotations["kubernetes.io/ingress.class"]; ok {
+		class = v
+	}
+	// The first hosts, and whether any rule comes after the cell is full.
+	var hosts []string
+	more := false
+	for _, r := range ing.Spec.Rules {
+		if len(hosts) == maxHostsShown {
+			more = true
+			break
+		}
+		if r.Host != "" {
+			hosts = append(hosts, r.Host)
+		}
+	}
+	hostCell := "*"
+	if len(hosts) > 0 {
+		hostCell = strings.Join(hosts, ",")
+		if more {
+			hostCell += fmt.Sprintf(" + %d more...", len(ing.Spec.Rules)-maxHostsShown)
+		}
+	}
+	var addrs []string
+	for _, lb := range ing.Status.LoadBalancer.Ingress {
+		a := lb.IP
+		if a == "" {
+			a = lb.Hostname
+		}
+		if a != "" && !slices.Contains(addrs, a) {
+			addrs = append(addrs, a)
+		}
+	}
+	slices.Sort(addrs)
+	address := strings.Join(addrs, ",")
+	if len(address) > addressWidth {
+		address = address[:addressWidth-3] + "..."
+	}
+	ports := "80"
+	if len(ing.Spec.TLS) != 0 {
+		ports = "80, 443"
+	}
+	return []any{ing.Name, class, hostCell, address, ports, since(ing.CreationTimestamp.Time, now)}, nil
+}
+
+func ingressClassColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Controller", Type: "string", Description: "Controller that is responsible for handling this class"},
+		{Name: "Parameters", Type: "string", Description: "A reference to a resource with additional parameters"},
+		ageColumn(),
+	}
+}
+
+func ingressClassRow(c *networkingv1.IngressClass, now time.Time) ([]any, []metav1.TableRowCondition) {
+	params := "<none>"
+	if p := c.Spec.Parameters; p != nil {
+		params = p.Kind
+		if p.APIGroup != nil {
+			params += "." + *p.APIGroup
+		}
+		params += "/" + p.Name
+	}
+	return []any{c.Name, c.Spec.Controller, params, since(c.CreationTimestamp.Time, now)}, nil
+}
+
+func networkPolicyColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Pod-Selector", Type: "string", Description: networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"]},
+		ageColumn(),
+	}
+}
+
+func networkPolicyRow(n *networkingv1.NetworkPolicy, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{n.Name, metav1.FormatLabelSelector(&n.Spec.PodSelector), since(n.CreationTimestamp.Time, now)}, nil
 }

@@ -5,9 +5,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 )
 
 // tableCase is one object and the table kube-apiserver answers for it.
@@ -71,6 +73,75 @@ func TestRBACTables(t *testing.T) {
 				RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "cluster-admin"}},
 			wantCols:  bindingCols,
 			wantCells: []any{"admin", "ClusterRole/cluster-admin", "3h", "", "", ""},
+		},
+	})
+}
+
+func TestNetworkingTables(t *testing.T) {
+	prefix := networkingv1.PathTypePrefix
+	rule := func(host string) networkingv1.IngressRule {
+		return networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+			Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix}},
+		}}}
+	}
+	ingCols := []string{"Name", "Class", "Hosts", "Address", "Ports", "Age"}
+	runTables(t, []tableCase{
+		{
+			name: "ingress",
+			obj: &networkingv1.Ingress{ObjectMeta: objectMeta("web", time.Minute),
+				Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("nginx"), Rules: []networkingv1.IngressRule{rule("a.example.com"), rule("b.example.com")}},
+				Status: networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: []networkingv1.IngressLoadBalancerIngress{
+					{IP: "10.0.0.2"}, {Hostname: "lb"}, {IP: "10.0.0.2"},
+				}}}},
+			wantCols:  ingCols,
+			wantCells: []any{"web", "nginx", "a.example.com,b.example.com", "10.0.0.2,lb", "80", "60s"},
+		},
+		{
+			name: "ingress with many hosts, TLS, a long address and the class annotation",
+			obj: &networkingv1.Ingress{
+				ObjectMeta: metav1.ObjectMeta{Name: "many", CreationTimestamp: ago(time.Hour), Annotations: map[string]string{"kubernetes.io/ingress.class": "traefik"}},
+				Spec: networkingv1.IngressSpec{
+					Rules: []networkingv1.IngressRule{rule("a"), rule(""), rule("b"), rule("c"), rule("d"), rule("e")},
+					TLS:   []networkingv1.IngressTLS{{Hosts: []string{"a"}}},
+				},
+				Status: networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: []networkingv1.IngressLoadBalancerIngress{
+					{IP: "192.168.100.200"}, {IP: "192.168.100.201"},
+				}}}},
+			wantCols:  ingCols,
+			wantCells: []any{"many", "traefik", "a,b,c + 3 more...", "192.168.100.2...", "80, 443", "60m"},
+		},
+		{
+			name:      "ingress with a default backend only",
+			obj:       &networkingv1.Ingress{ObjectMeta: objectMeta("default", 2*time.Hour)},
+			wantCols:  ingCols,
+			wantCells: []any{"default", "<none>", "*", "", "80", "120m"},
+		},
+		{
+			name: "ingress class",
+			obj: &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx", CreationTimestamp: ago(time.Minute)},
+				Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx",
+					Parameters: &networkingv1.IngressClassParametersReference{APIGroup: ptr.To("k8s.example.com"), Kind: "IngressParameters", Name: "lb"}}},
+			wantCols:  []string{"Name", "Controller", "Parameters", "Age"},
+			wantCells: []any{"nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/lb", "60s"},
+		},
+		{
+			name:      "ingress class without parameters",
+			obj:       &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "c", CreationTimestamp: ago(time.Minute)}, Spec: networkingv1.IngressClassSpec{Controller: "example.com/c"}},
+			wantCols:  []string{"Name", "Controller", "Parameters", "Age"},
+			wantCells: []any{"c", "example.com/c", "<none>", "60s"},
+		},
+		{
+			name: "network policy",
+			obj: &networkingv1.NetworkPolicy{ObjectMeta: objectMeta("db", time.Minute),
+				Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}},
+			wantCols:  []string{"Name", "Pod-Selector", "Age"},
+			wantCells: []any{"db", "app=db", "60s"},
+		},
+		{
+			name:      "network policy selecting every pod",
+			obj:       &networkingv1.NetworkPolicy{ObjectMeta: objectMeta("deny-all", time.Minute)},
+			wantCols:  []string{"Name", "Pod-Selector", "Age"},
+			wantCells: []any{"deny-all", "<none>", "60s"},
 		},
 	})
 }
