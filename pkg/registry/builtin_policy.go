@@ -5,5 +5,6 @@ func policyResources() []Strategy {
 	return []Strategy{
 		Roles(), RoleBindings(), ClusterRoles(), ClusterRoleBindings(),
 		Ingresses(), IngressClasses(), NetworkPolicies(),
+		PodDisruptionBudgets(), PriorityClasses(), RuntimeClasses(),
 	}
 }

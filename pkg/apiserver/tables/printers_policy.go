@@ -8,7 +8,10 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -23,6 +26,9 @@ func policyPrinters() map[reflect.Type]*printer {
 	add(printerOf(ingressColumns, ingressRow))
 	add(printerOf(ingressClassColumns, ingressClassRow))
 	add(printerOf(networkPolicyColumns, networkPolicyRow))
+	add(printerOf(podDisruptionBudgetColumns, podDisruptionBudgetRow))
+	add(printerOf(priorityClassColumns, priorityClassRow))
+	add(printerOf(runtimeClassColumns, runtimeClassRow))
 	return out
 }
 
@@ -179,4 +185,55 @@ func networkPolicyColumns() []metav1.TableColumnDefinition {
 
 func networkPolicyRow(n *networkingv1.NetworkPolicy, now time.Time) ([]any, []metav1.TableRowCondition) {
 	return []any{n.Name, metav1.FormatLabelSelector(&n.Spec.PodSelector), since(n.CreationTimestamp.Time, now)}, nil
+}
+
+func podDisruptionBudgetColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Min Available", Type: "string", Description: "The minimum number of pods that must be available."},
+		{Name: "Max Unavailable", Type: "string", Description: "The maximum number of pods that may be unavailable."},
+		{Name: "Allowed Disruptions", Type: "integer", Description: "Calculated number of pods that may be disrupted at this time."},
+		ageColumn(),
+	}
+}
+
+func podDisruptionBudgetRow(p *policyv1.PodDisruptionBudget, now time.Time) ([]any, []metav1.TableRowCondition) {
+	minAvailable, maxUnavailable := "N/A", "N/A"
+	if p.Spec.MinAvailable != nil {
+		minAvailable = p.Spec.MinAvailable.String()
+	}
+	if p.Spec.MaxUnavailable != nil {
+		maxUnavailable = p.Spec.MaxUnavailable.String()
+	}
+	return []any{p.Name, minAvailable, maxUnavailable, int64(p.Status.DisruptionsAllowed), since(p.CreationTimestamp.Time, now)}, nil
+}
+
+func priorityClassColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Value", Type: "integer", Description: schedulingv1.PriorityClass{}.SwaggerDoc()["value"]},
+		{Name: "Global-Default", Type: "boolean", Description: schedulingv1.PriorityClass{}.SwaggerDoc()["globalDefault"]},
+		ageColumn(),
+		{Name: "PreemptionPolicy", Type: "string", Description: schedulingv1.PriorityClass{}.SwaggerDoc()["preemptionPolicy"]},
+	}
+}
+
+func priorityClassRow(p *schedulingv1.PriorityClass, now time.Time) ([]any, []metav1.TableRowCondition) {
+	policy := ""
+	if p.PreemptionPolicy != nil {
+		policy = string(*p.PreemptionPolicy)
+	}
+	return []any{p.Name, int64(p.Value), p.GlobalDefault, since(p.CreationTimestamp.Time, now), policy}, nil
+}
+
+func runtimeClassColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		{Name: "Handler", Type: "string", Description: nodev1.RuntimeClass{}.SwaggerDoc()["handler"]},
+		ageColumn(),
+	}
+}
+
+func runtimeClassRow(r *nodev1.RuntimeClass, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return []any{r.Name, r.Handler, since(r.CreationTimestamp.Time, now)}, nil
 }

@@ -5,10 +5,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
 
@@ -142,6 +147,39 @@ func TestNetworkingTables(t *testing.T) {
 			obj:       &networkingv1.NetworkPolicy{ObjectMeta: objectMeta("deny-all", time.Minute)},
 			wantCols:  []string{"Name", "Pod-Selector", "Age"},
 			wantCells: []any{"deny-all", "<none>", "60s"},
+		},
+	})
+}
+
+func TestPolicyTables(t *testing.T) {
+	two, quarter := intstr.FromInt32(2), intstr.FromString("25%")
+	pdbCols := []string{"Name", "Min Available", "Max Unavailable", "Allowed Disruptions", "Age"}
+	runTables(t, []tableCase{
+		{
+			name: "pdb with minAvailable",
+			obj: &policyv1.PodDisruptionBudget{ObjectMeta: objectMeta("web", time.Minute),
+				Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &two}, Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1}},
+			wantCols:  pdbCols,
+			wantCells: []any{"web", "2", "N/A", int64(1), "60s"},
+		},
+		{
+			name:      "pdb with maxUnavailable",
+			obj:       &policyv1.PodDisruptionBudget{ObjectMeta: objectMeta("db", time.Minute), Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &quarter}},
+			wantCols:  pdbCols,
+			wantCells: []any{"db", "N/A", "25%", int64(0), "60s"},
+		},
+		{
+			name: "priority class",
+			obj: &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "system-node-critical", CreationTimestamp: ago(time.Minute)},
+				Value: 2000001000, PreemptionPolicy: ptr.To(corev1.PreemptLowerPriority)},
+			wantCols:  []string{"Name", "Value", "Global-Default", "Age", "PreemptionPolicy"},
+			wantCells: []any{"system-node-critical", int64(2000001000), false, "60s", "PreemptLowerPriority"},
+		},
+		{
+			name:      "runtime class",
+			obj:       &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gvisor", CreationTimestamp: ago(time.Minute)}, Handler: "runsc"},
+			wantCols:  []string{"Name", "Handler", "Age"},
+			wantCells: []any{"gvisor", "runsc", "60s"},
 		},
 	})
 }

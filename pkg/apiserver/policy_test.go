@@ -1,0 +1,80 @@
+package apiserver
+
+import (
+	"strings"
+	"testing"
+
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+func TestSystemPriorityClasses(t *testing.T) {
+	e := newTestEnv(t)
+	var list schedulingv1.PriorityClassList
+	e.do("GET", "/apis/scheduling.k8s.io/v1/priorityclasses", nil).decode(t, &list)
+	got := map[string]int32{}
+	for _, pc := range list.Items {
+		got[pc.Name] = pc.Value
+		if pc.PreemptionPolicy == nil || *pc.PreemptionPolicy != "PreemptLowerPriority" {
+			t.Errorf("%s: preemptionPolicy %v", pc.Name, pc.PreemptionPolicy)
+		}
+	}
+	if len(got) != 2 || got["system-cluster-critical"] != 2000000000 || got["system-node-critical"] != 2000001000 {
+		t.Errorf("priority classes %v", got)
+	}
+	r := e.do("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", &schedulingv1.PriorityClass{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+		ObjectMeta: metav1.ObjectMeta{Name: "system-mine"}, Value: 5,
+	})
+	r.expect(t, 422, metav1.StatusReasonInvalid)
+	if !strings.Contains(string(r.body), "reserved for system use only") {
+		t.Errorf("answer %s", r.body)
+	}
+}
+
+func TestRoleBindingRoleRefImmutableOverHTTP(t *testing.T) {
+	e := newTestEnv(t)
+	path := "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings"
+	var created rbacv1.RoleBinding
+	e.mustCreate(path, &rbacv1.RoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: "read"},
+		RoleRef:    rbacv1.RoleRef{Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "alice"}},
+	}, &created)
+	if created.RoleRef.APIGroup != rbacv1.GroupName || created.Subjects[0].APIGroup != rbacv1.GroupName {
+		t.Errorf("not defaulted: %+v %+v", created.RoleRef, created.Subjects)
+	}
+	created.RoleRef.Name = "edit"
+	r := e.do("PUT", path+"/read", &created)
+	r.expect(t, 422, metav1.StatusReasonInvalid)
+	if !strings.Contains(string(r.body), "cannot change roleRef") {
+		t.Errorf("answer %s", r.body)
+	}
+}
+
+func TestPodDisruptionBudgetStatusOverHTTP(t *testing.T) {
+	e := newTestEnv(t)
+	path := "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
+	two := intstr.FromInt32(2)
+	var created policyv1.PodDisruptionBudget
+	e.mustCreate(path, &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: &two, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 9},
+	}, &created)
+	if created.Status.DisruptionsAllowed != 0 || created.Generation != 1 {
+		t.Fatalf("created status %+v, generation %d", created.Status, created.Generation)
+	}
+	created.Status.DisruptionsAllowed = 1
+	created.Spec.MinAvailable = nil
+	var updated policyv1.PodDisruptionBudget
+	e.do("PUT", path+"/web/status", &created).decode(t, &updated)
+	if updated.Status.DisruptionsAllowed != 1 || updated.Spec.MinAvailable == nil {
+		t.Errorf("status write: spec %+v, status %+v", updated.Spec, updated.Status)
+	}
+}

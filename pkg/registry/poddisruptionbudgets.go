@@ -1,0 +1,76 @@
+package registry
+
+import (
+	"strconv"
+	"strings"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// PodDisruptionBudgets is policy/v1 poddisruptionbudgets: how many of the
+// selected pods voluntary disruptions must leave, with a status
+// subresource the disruption controller writes.
+func PodDisruptionBudgets() Strategy {
+	return &Resource[*policyv1.PodDisruptionBudget]{
+		Meta: Info{
+			GVK:      policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
+			Resource: "poddisruptionbudgets", Singular: "poddisruptionbudget", ShortNames: []string{"pdb"},
+			Namespaced: true, Status: true,
+		},
+		NewFunc:        func() *policyv1.PodDisruptionBudget { return &policyv1.PodDisruptionBudget{} },
+		NewListFunc:    func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
+		Spec:           func(p *policyv1.PodDisruptionBudget) any { return p.Spec },
+		CopyStatus:     func(dst, src *policyv1.PodDisruptionBudget) { dst.Status = src.Status },
+		ResetForStatus: func(p, old *policyv1.PodDisruptionBudget) { p.Spec = old.Spec },
+		ResetStatus:    func(p *policyv1.PodDisruptionBudget) { p.Status = policyv1.PodDisruptionBudgetStatus{} },
+		ValidateFunc:   validatePodDisruptionBudget,
+	}
+}
+
+func validatePodDisruptionBudget(p *policyv1.PodDisruptionBudget) field.ErrorList {
+	spec := p.Spec
+	fld := field.NewPath("spec")
+	var errs field.ErrorList
+	if spec.MinAvailable != nil && spec.MaxUnavailable != nil {
+		errs = append(errs, field.Invalid(fld, spec, "minAvailable and maxUnavailable cannot be both set"))
+	}
+	if spec.MinAvailable != nil {
+		errs = append(errs, validateIntOrPercent(*spec.MinAvailable, fld.Child("minAvailable"))...)
+	}
+	if spec.MaxUnavailable != nil {
+		errs = append(errs, validateIntOrPercent(*spec.MaxUnavailable, fld.Child("maxUnavailable"))...)
+	}
+	errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, fld.Child("selector"))...)
+	if pol := spec.UnhealthyPodEvictionPolicy; pol != nil && *pol != policyv1.IfHealthyBudget && *pol != policyv1.AlwaysAllow {
+		errs = append(errs, field.NotSupported(fld.Child("unhealthyPodEvictionPolicy"), *pol, []string{string(policyv1.AlwaysAllow), string(policyv1.IfHealthyBudget)}))
+	}
+	return errs
+}
+
+// validateIntOrPercent checks a count that is a non-negative integer or a
+// percentage of at most 100%.
+func validateIntOrPercent(v intstr.IntOrString, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch v.Type {
+	case intstr.String:
+		for _, msg := range validation.IsValidPercent(v.StrVal) {
+			errs = append(errs, field.Invalid(fld, v, msg))
+		}
+		if len(errs) == 0 {
+			if n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%")); err == nil && n > 100 {
+				errs = append(errs, field.Invalid(fld, v, "must not be greater than 100%"))
+			}
+		}
+	case intstr.Int:
+		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(v.IntVal), fld)...)
+	default:
+		errs = append(errs, field.Invalid(fld, v, "must be an integer or percentage (e.g '5%')"))
+	}
+	return errs
+}
