@@ -1,9 +1,18 @@
 package apiserver
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"slices"
 	"strings"
 	"testing"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -77,4 +86,64 @@ func TestPodDisruptionBudgetStatusOverHTTP(t *testing.T) {
 	if updated.Status.DisruptionsAllowed != 1 || updated.Spec.MinAvailable == nil {
 		t.Errorf("status write: spec %+v, status %+v", updated.Spec, updated.Status)
 	}
+}
+
+func TestCSRApprovalOverHTTP(t *testing.T) {
+	e := newTestEnv(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "alice"}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+	var created certificatesv1.CertificateSigningRequest
+	e.mustCreate(path, &certificatesv1.CertificateSigningRequest{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "certificates.k8s.io/v1", Kind: "CertificateSigningRequest"},
+		ObjectMeta: metav1.ObjectMeta{Name: "alice"},
+		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+			SignerName: "kubernetes.io/kube-apiserver-client",
+			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth},
+		},
+	}, &created)
+
+	approved := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "KubectlApprove"}
+	// Through the status subresource the approval is dropped.
+	viaStatus := created.DeepCopy()
+	viaStatus.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{approved}
+	var afterStatus certificatesv1.CertificateSigningRequest
+	e.do("PUT", path+"/alice/status", viaStatus).decode(t, &afterStatus)
+	if len(afterStatus.Status.Conditions) != 0 {
+		t.Errorf("status write approved: %+v", afterStatus.Status.Conditions)
+	}
+	// Through approval it is kept.
+	afterStatus.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{approved}
+	var afterApproval certificatesv1.CertificateSigningRequest
+	r := e.do("PUT", path+"/alice/approval", &afterStatus)
+	r.expect(t, 200, "")
+	r.decode(t, &afterApproval)
+	if len(afterApproval.Status.Conditions) != 1 || afterApproval.Status.Conditions[0].Type != certificatesv1.CertificateApproved {
+		t.Errorf("approval write: %+v", afterApproval.Status.Conditions)
+	}
+	// Denying as well is refused.
+	afterApproval.Status.Conditions = append(afterApproval.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue})
+	r = e.do("PUT", path+"/alice/approval", &afterApproval)
+	r.expect(t, 422, metav1.StatusReasonInvalid)
+	if !strings.Contains(string(r.body), "Approved and Denied conditions are mutually exclusive") {
+		t.Errorf("answer %s", r.body)
+	}
+	// The subresource is listed in discovery, and other resources have none.
+	var list metav1.APIResourceList
+	e.do("GET", "/apis/certificates.k8s.io/v1", nil).decode(t, &list)
+	var names []string
+	for _, res := range list.APIResources {
+		names = append(names, res.Name)
+	}
+	if !slices.Contains(names, "certificatesigningrequests/approval") {
+		t.Errorf("discovery %v", names)
+	}
+	e.do("PUT", "/apis/policy/v1/namespaces/default/poddisruptionbudgets/web/approval", &afterApproval).expect(t, 404, metav1.StatusReasonNotFound)
 }

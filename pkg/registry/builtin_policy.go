@@ -6,5 +6,6 @@ func policyResources() []Strategy {
 		Roles(), RoleBindings(), ClusterRoles(), ClusterRoleBindings(),
 		Ingresses(), IngressClasses(), NetworkPolicies(),
 		PodDisruptionBudgets(), PriorityClasses(), RuntimeClasses(),
+		CertificateSigningRequests(),
 	}
 }

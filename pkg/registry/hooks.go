@@ -43,3 +43,16 @@ type Warner interface {
 	// Warnings returns the warnings for obj, as stored by a write.
 	Warnings(obj runtime.Object) []string
 }
+
+// Subresourcer is a Strategy with subresources beyond status and scale
+// through which a PUT or PATCH writes part of an object, as status does
+// (certificatesigningrequests/approval). A GET of one answers the object.
+type Subresourcer interface {
+	// Subresources names the extra subresources.
+	Subresources() []string
+	// PrepareForSubresourceUpdate returns the state to store for a write of
+	// obj through subresource, as PrepareForStatusUpdate does for status:
+	// obj with what that subresource may not change reset to old's, and
+	// old's generation. The caller then validates it with ValidateUpdate.
+	PrepareForSubresourceUpdate(subresource string, obj, old runtime.Object) runtime.Object
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -29,6 +30,7 @@ func policyPrinters() map[reflect.Type]*printer {
 	add(printerOf(podDisruptionBudgetColumns, podDisruptionBudgetRow))
 	add(printerOf(priorityClassColumns, priorityClassRow))
 	add(printerOf(runtimeClassColumns, runtimeClassRow))
+	add(printerOf(csrColumns, csrRow))
 	return out
 }
 
@@ -236,4 +238,58 @@ func runtimeClassColumns() []metav1.TableColumnDefinition {
 
 func runtimeClassRow(r *nodev1.RuntimeClass, now time.Time) ([]any, []metav1.TableRowCondition) {
 	return []any{r.Name, r.Handler, since(r.CreationTimestamp.Time, now)}, nil
+}
+
+func csrColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		nameColumn(),
+		ageColumn(),
+		{Name: "SignerName", Type: "string", Description: certificatesv1.CertificateSigningRequestSpec{}.SwaggerDoc()["signerName"]},
+		{Name: "Requestor", Type: "string", Description: "Name of the user who created the request."},
+		{Name: "RequestedDuration", Type: "string", Description: certificatesv1.CertificateSigningRequestSpec{}.SwaggerDoc()["expirationSeconds"]},
+		{Name: "Condition", Type: "string", Description: "State of the request: Pending, Approved or Denied, then Failed and Issued when they apply."},
+	}
+}
+
+func csrRow(c *certificatesv1.CertificateSigningRequest, now time.Time) ([]any, []metav1.TableRowCondition) {
+	signer := "<none>"
+	if c.Spec.SignerName != "" {
+		signer = c.Spec.SignerName
+	}
+	duration := "<none>"
+	if c.Spec.ExpirationSeconds != nil {
+		d := time.Duration(*c.Spec.ExpirationSeconds) * time.Second
+		duration = since(now.Add(-d), now)
+	}
+	return []any{c.Name, since(c.CreationTimestamp.Time, now), signer, c.Spec.Username, duration, csrCondition(c)}, nil
+}
+
+// csrCondition sums up a request's conditions: Denied over Approved over
+// Pending, then ",Failed" and ",Issued" when they apply.
+func csrCondition(c *certificatesv1.CertificateSigningRequest) string {
+	var approved, denied, failed bool
+	for _, cond := range c.Status.Conditions {
+		switch cond.Type {
+		case certificatesv1.CertificateApproved:
+			approved = true
+		case certificatesv1.CertificateDenied:
+			denied = true
+		case certificatesv1.CertificateFailed:
+			failed = true
+		}
+	}
+	out := "Pending"
+	switch {
+	case denied:
+		out = "Denied"
+	case approved:
+		out = "Approved"
+	}
+	if failed {
+		out += ",Failed"
+	}
+	if len(c.Status.Certificate) > 0 {
+		out += ",Issued"
+	}
+	return out
 }

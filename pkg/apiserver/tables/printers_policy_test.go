@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -180,6 +181,37 @@ func TestPolicyTables(t *testing.T) {
 			obj:       &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gvisor", CreationTimestamp: ago(time.Minute)}, Handler: "runsc"},
 			wantCols:  []string{"Name", "Handler", "Age"},
 			wantCells: []any{"gvisor", "runsc", "60s"},
+		},
+	})
+}
+
+func TestCSRTable(t *testing.T) {
+	cols := []string{"Name", "Age", "SignerName", "Requestor", "RequestedDuration", "Condition"}
+	cond := func(t certificatesv1.RequestConditionType) certificatesv1.CertificateSigningRequestCondition {
+		return certificatesv1.CertificateSigningRequestCondition{Type: t, Status: corev1.ConditionTrue}
+	}
+	runTables(t, []tableCase{
+		{
+			name: "pending",
+			obj: &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "alice", CreationTimestamp: ago(time.Minute)},
+				Spec: certificatesv1.CertificateSigningRequestSpec{SignerName: "kubernetes.io/kube-apiserver-client", Username: "alice"}},
+			wantCols:  cols,
+			wantCells: []any{"alice", "60s", "kubernetes.io/kube-apiserver-client", "alice", "<none>", "Pending"},
+		},
+		{
+			name: "approved and issued, with a duration",
+			obj: &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "bob", CreationTimestamp: ago(time.Minute)},
+				Spec:   certificatesv1.CertificateSigningRequestSpec{SignerName: "example.com/s", Username: "admin", ExpirationSeconds: ptr.To[int32](3600)},
+				Status: certificatesv1.CertificateSigningRequestStatus{Conditions: []certificatesv1.CertificateSigningRequestCondition{cond("Approved")}, Certificate: []byte("x")}},
+			wantCols:  cols,
+			wantCells: []any{"bob", "60s", "example.com/s", "admin", "60m", "Approved,Issued"},
+		},
+		{
+			name: "denied and failed",
+			obj: &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "eve", CreationTimestamp: ago(time.Minute)},
+				Status: certificatesv1.CertificateSigningRequestStatus{Conditions: []certificatesv1.CertificateSigningRequestCondition{cond("Approved"), cond("Denied"), cond("Failed")}}},
+			wantCols:  cols,
+			wantCells: []any{"eve", "60s", "<none>", "", "<none>", "Denied,Failed"},
 		},
 	})
 }
