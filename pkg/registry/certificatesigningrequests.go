@@ -10,6 +10,7 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -65,6 +66,9 @@ func CertificateSigningRequests() Strategy {
 			c.Status = certificatesv1.CertificateSigningRequestStatus{}
 		},
 		ValidateFunc: validateCSR,
+		Fields: func(c *certificatesv1.CertificateSigningRequest) fields.Set {
+			return fields.Set{"spec.signerName": c.Spec.SignerName}
+		},
 		ValidateUpdateFunc: func(c, old *certificatesv1.CertificateSigningRequest) field.ErrorList {
 			if len(old.Status.Certificate) > 0 && string(c.Status.Certificate) != string(old.Status.Certificate) {
 				return field.ErrorList{field.Invalid(field.NewPath("status", "certificate"), certificateData, "updates may not modify existing certificate content")}

@@ -36,7 +36,37 @@ func Ingresses() Strategy {
 		ResetForStatus: func(i, old *networkingv1.Ingress) { i.Spec = old.Spec },
 		ResetStatus:    func(i *networkingv1.Ingress) { i.Status = networkingv1.IngressStatus{} },
 		ValidateFunc:   validateIngress,
+		// The status only changes through the status subresource; checking
+		// it on every update checks those writes.
+		ValidateUpdateFunc: validateIngressStatus,
 	}
+}
+
+// validateIngressStatus checks the load balancer's addresses: IPs (an
+// address already stored is let be) and DNS names that are not IPs.
+func validateIngressStatus(ing, old *networkingv1.Ingress) field.ErrorList {
+	var oldIPs []string
+	for _, lb := range old.Status.LoadBalancer.Ingress {
+		if lb.IP != "" {
+			oldIPs = append(oldIPs, lb.IP)
+		}
+	}
+	fld := field.NewPath("status", "loadBalancer", "ingress")
+	var errs field.ErrorList
+	for i, lb := range ing.Status.LoadBalancer.Ingress {
+		if lb.IP != "" {
+			errs = append(errs, validation.IsValidIPForLegacyField(fld.Index(i).Child("ip"), lb.IP, false, oldIPs)...)
+		}
+		if lb.Hostname != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(lb.Hostname) {
+				errs = append(errs, field.Invalid(fld.Index(i).Child("hostname"), lb.Hostname, msg))
+			}
+			if netutils.ParseIPSloppy(lb.Hostname) != nil {
+				errs = append(errs, field.Invalid(fld.Index(i).Child("hostname"), lb.Hostname, "must be a DNS name, not an IP address"))
+			}
+		}
+	}
+	return errs
 }
 
 func validateIngress(ing *networkingv1.Ingress) field.ErrorList {

@@ -231,3 +231,30 @@ func TestNetworkPolicyValidation(t *testing.T) {
 		}(), []string{`spec.policyTypes[0]: Unsupported value: "Sideways": supported values: "Ingress", "Egress"`}},
 	})
 }
+
+func TestIngressStatusValidation(t *testing.T) {
+	st := Ingresses()
+	old := ingress("example.com", "/", networkingv1.PathTypePrefix)
+	old.ResourceVersion = "3"
+	w := old.DeepCopy()
+	w.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "10.0.0.300"}, {Hostname: "10.0.0.1"}, {IP: "10.0.0.1", Hostname: "lb.example.com"}}
+	out := st.PrepareForStatusUpdate(w, old)
+	want := []string{
+		`status.loadBalancer.ingress[0].ip: Invalid value: "10.0.0.300": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)`,
+		`status.loadBalancer.ingress[1].hostname: Invalid value: "10.0.0.1": must be a DNS name, not an IP address`,
+	}
+	if diff := cmp.Diff(want, errorStrings(st.ValidateUpdate(out, old))); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func TestCSRSignerNameFieldSelector(t *testing.T) {
+	st := CertificateSigningRequests()
+	_, fs, err := st.GetAttrs(csr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs["spec.signerName"] != "kubernetes.io/kube-apiserver-client" {
+		t.Errorf("fields %v", fs)
+	}
+}

@@ -30,6 +30,17 @@ func PodDisruptionBudgets() Strategy {
 		ResetForStatus: func(p, old *policyv1.PodDisruptionBudget) { p.Spec = old.Spec },
 		ResetStatus:    func(p *policyv1.PodDisruptionBudget) { p.Status = policyv1.PodDisruptionBudgetStatus{} },
 		ValidateFunc:   validatePodDisruptionBudget,
+		// The status only changes through the status subresource; checking
+		// it on every update checks those writes.
+		ValidateUpdateFunc: func(p, _ *policyv1.PodDisruptionBudget) field.ErrorList {
+			fld := field.NewPath("status")
+			st := p.Status
+			errs := metav1validation.ValidateConditions(st.Conditions, fld.Child("conditions"))
+			errs = append(errs, apivalidation.ValidateNonnegativeField(int64(st.DisruptionsAllowed), fld.Child("disruptionsAllowed"))...)
+			errs = append(errs, apivalidation.ValidateNonnegativeField(int64(st.CurrentHealthy), fld.Child("currentHealthy"))...)
+			errs = append(errs, apivalidation.ValidateNonnegativeField(int64(st.DesiredHealthy), fld.Child("desiredHealthy"))...)
+			return append(errs, apivalidation.ValidateNonnegativeField(int64(st.ExpectedPods), fld.Child("expectedPods"))...)
+		},
 	}
 }
 

@@ -3,6 +3,7 @@ package registry
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -63,5 +64,22 @@ func TestPodDisruptionBudgetStatus(t *testing.T) {
 	out := st.PrepareForStatusUpdate(sw, old).(*policyv1.PodDisruptionBudget)
 	if out.Spec.MinAvailable == nil || out.Status.DisruptionsAllowed != 0 || out.Generation != 3 {
 		t.Errorf("status write: spec %+v, status %+v, generation %d", out.Spec, out.Status, out.Generation)
+	}
+}
+
+func TestPodDisruptionBudgetStatusValidation(t *testing.T) {
+	st := PodDisruptionBudgets()
+	old := pdb(ptr(intstr.FromInt32(1)), nil)
+	old.ResourceVersion = "2"
+	w := old.DeepCopy()
+	w.Status.DisruptionsAllowed = -1
+	w.Status.Conditions = []metav1.Condition{{Type: "DisruptionAllowed", Status: "Maybe", Reason: "SufficientPods", LastTransitionTime: metav1.Now()}}
+	out := st.PrepareForStatusUpdate(w, old)
+	want := []string{
+		`status.conditions[0].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown"`,
+		"status.disruptionsAllowed: Invalid value: -1: must be greater than or equal to 0",
+	}
+	if diff := cmp.Diff(want, errorStrings(st.ValidateUpdate(out, old))); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
