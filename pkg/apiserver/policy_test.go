@@ -104,11 +104,17 @@ func TestCSRApprovalOverHTTP(t *testing.T) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "certificates.k8s.io/v1", Kind: "CertificateSigningRequest"},
 		ObjectMeta: metav1.ObjectMeta{Name: "alice"},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
+			Username:   "someone-else",
+			Groups:     []string{"system:masters"},
 			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 			SignerName: "kubernetes.io/kube-apiserver-client",
 			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth},
 		},
 	}, &created)
+	// The requestor is the caller (anonymous here), not what the client said.
+	if created.Spec.Username != "system:anonymous" || !slices.Equal(created.Spec.Groups, []string{"system:unauthenticated"}) {
+		t.Errorf("requestor %q %v", created.Spec.Username, created.Spec.Groups)
+	}
 
 	approved := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "KubectlApprove"}
 	// Through the status subresource the approval is dropped.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -41,7 +42,10 @@ type csrStrategy struct {
 	*Resource[*certificatesv1.CertificateSigningRequest]
 }
 
-var _ Subresourcer = csrStrategy{}
+var (
+	_ Subresourcer    = csrStrategy{}
+	_ RequestorSetter = csrStrategy{}
+)
 
 // CertificateSigningRequests is certificates.k8s.io/v1
 // certificatesigningrequests: an immutable request for a certificate, a
@@ -83,6 +87,19 @@ func CertificateSigningRequests() Strategy {
 func (s csrStrategy) PrepareForUpdate(obj, old runtime.Object) {
 	s.Resource.PrepareForUpdate(obj, old)
 	s.cast(obj).Spec = *s.cast(old).Spec.DeepCopy()
+}
+
+// SetRequestor implements RequestorSetter: the request is the caller's,
+// whoever the client says made it.
+func (s csrStrategy) SetRequestor(obj runtime.Object, user authenticationv1.UserInfo) {
+	c := s.cast(obj)
+	c.Spec.Username, c.Spec.UID, c.Spec.Groups, c.Spec.Extra = user.Username, user.UID, user.Groups, nil
+	for k, v := range user.Extra {
+		if c.Spec.Extra == nil {
+			c.Spec.Extra = map[string]certificatesv1.ExtraValue{}
+		}
+		c.Spec.Extra[k] = certificatesv1.ExtraValue(v)
+	}
 }
 
 // Subresources implements Subresourcer.

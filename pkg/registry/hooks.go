@@ -3,6 +3,8 @@ package registry
 import (
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -55,4 +57,13 @@ type Subresourcer interface {
 	// obj with what that subresource may not change reset to old's, and
 	// old's generation. The caller then validates it with ValidateUpdate.
 	PrepareForSubresourceUpdate(subresource string, obj, old runtime.Object) runtime.Object
+}
+
+// RequestorSetter is a Strategy whose new objects record who asked for
+// them, as kube-apiserver records the authenticated user in a
+// CertificateSigningRequest's spec.
+type RequestorSetter interface {
+	// SetRequestor replaces in obj, a new object, whatever the client said
+	// about its requestor with user.
+	SetRequestor(obj runtime.Object, user authenticationv1.UserInfo)
 }
