@@ -105,15 +105,10 @@ func ingressColumns() []metav1.TableColumnDefinition {
 // maxHostsShown is how many hosts the Hosts cell lists before "+ N more...".
 const maxHostsShown = 3
 
-// addressWidth is the width past which kubectl cuts the Address cell.
-const addressWidth = 16
-
 func ingressRow(ing *networkingv1.Ingress, now time.Time) ([]any, []metav1.TableRowCondition) {
 	class := "<none>"
 	if ing.Spec.IngressClassName != nil {
 		class = *ing.Spec.IngressClassName
-	} else if v, ok := ing.Annotations["kubernetes.io/ingress.class"]; ok {
-		class = v
 	}
 	// The first hosts, and whether any rule comes after the cell is full.
 	var hosts []string
@@ -145,10 +140,9 @@ func ingressRow(ing *networkingv1.Ingress, now time.Time) ([]any, []metav1.Table
 		}
 	}
 	slices.Sort(addrs)
+	// Tables are built wide, as kube-apiserver builds them, so the
+	// addresses are not cut short.
 	address := strings.Join(addrs, ",")
-	if len(address) > addressWidth {
-		address = address[:addressWidth-3] + "..."
-	}
 	ports := "80"
 	if len(ing.Spec.TLS) != 0 {
 		ports = "80, 443"

@@ -103,7 +103,7 @@ func TestNetworkingTables(t *testing.T) {
 			wantCells: []any{"web", "nginx", "a.example.com,b.example.com", "10.0.0.2,lb", "80", "60s"},
 		},
 		{
-			name: "ingress with many hosts, TLS, a long address and the class annotation",
+			name: "ingress with many hosts, TLS, two addresses and only the class annotation",
 			obj: &networkingv1.Ingress{
 				ObjectMeta: metav1.ObjectMeta{Name: "many", CreationTimestamp: ago(time.Hour), Annotations: map[string]string{"kubernetes.io/ingress.class": "traefik"}},
 				Spec: networkingv1.IngressSpec{
@@ -114,7 +114,7 @@ func TestNetworkingTables(t *testing.T) {
 					{IP: "192.168.100.200"}, {IP: "192.168.100.201"},
 				}}}},
 			wantCols:  ingCols,
-			wantCells: []any{"many", "traefik", "a,b,c + 3 more...", "192.168.100.2...", "80, 443", "60m"},
+			wantCells: []any{"many", "<none>", "a,b,c + 3 more...", "192.168.100.200,192.168.100.201", "80, 443", "60m"},
 		},
 		{
 			name:      "ingress with a default backend only",
