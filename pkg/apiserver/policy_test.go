@@ -42,6 +42,16 @@ func TestSystemPriorityClasses(t *testing.T) {
 	if !strings.Contains(string(r.body), "reserved for system use only") {
 		t.Errorf("answer %s", r.body)
 	}
+	r = e.do("DELETE", "/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical", nil)
+	r.expect(t, 403, metav1.StatusReasonForbidden)
+	if !strings.Contains(string(r.body), "this is a system priority class and cannot be deleted") {
+		t.Errorf("answer %s", r.body)
+	}
+	e.mustCreate("/apis/scheduling.k8s.io/v1/priorityclasses", &schedulingv1.PriorityClass{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+		ObjectMeta: metav1.ObjectMeta{Name: "batch"}, Value: 100,
+	}, nil)
+	e.do("DELETE", "/apis/scheduling.k8s.io/v1/priorityclasses/batch", nil).expect(t, 200, "")
 }
 
 func TestRoleBindingRoleRefImmutableOverHTTP(t *testing.T) {

@@ -67,3 +67,11 @@ type RequestorSetter interface {
 	// about its requestor with user.
 	SetRequestor(obj runtime.Object, user authenticationv1.UserInfo)
 }
+
+// DeleteGuard is a Strategy with objects a delete request may not remove
+// (the system priority classes), which kube-apiserver refuses as Forbidden.
+type DeleteGuard interface {
+	// CheckDelete returns why the object name in namespace may not be
+	// deleted, or nil.
+	CheckDelete(namespace, name string) error
+}

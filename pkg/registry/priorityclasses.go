@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -41,9 +42,10 @@ func SystemPriorityClasses() []*schedulingv1.PriorityClass {
 }
 
 // PriorityClasses is scheduling.k8s.io/v1 priorityclasses: named pod
-// priorities, whose value and preemption policy never change.
+// priorities, whose value and preemption policy never change. A delete
+// request of a system priority class is refused.
 func PriorityClasses() Strategy {
-	return &Resource[*schedulingv1.PriorityClass]{
+	return priorityClassStrategy{&Resource[*schedulingv1.PriorityClass]{
 		Meta: Info{
 			GVK:      schedulingv1.SchemeGroupVersion.WithKind("PriorityClass"),
 			Resource: "priorityclasses", Singular: "priorityclass", ShortNames: []string{"pc"},
@@ -63,7 +65,25 @@ func PriorityClasses() Strategy {
 			}
 			return append(errs, apivalidation.ValidateImmutableField(p.PreemptionPolicy, old.PreemptionPolicy, field.NewPath("preemptionPolicy"))...)
 		},
+	}}
+}
+
+// priorityClassStrategy is the PriorityClass strategy: the generic one,
+// refusing to delete the system priority classes.
+type priorityClassStrategy struct {
+	*Resource[*schedulingv1.PriorityClass]
+}
+
+var _ DeleteGuard = priorityClassStrategy{}
+
+// CheckDelete implements DeleteGuard.
+func (priorityClassStrategy) CheckDelete(_, name string) error {
+	for _, sys := range SystemPriorityClasses() {
+		if sys.Name == name {
+			return errors.New("this is a system priority class and cannot be deleted")
+		}
 	}
+	return nil
 }
 
 func validatePriorityClass(p *schedulingv1.PriorityClass) field.ErrorList {
