@@ -11,10 +11,12 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
 )
 
 // approvalSubresource is the subresource through which a
@@ -40,6 +42,8 @@ var validKeyUsages = []string{
 // plus the approval subresource.
 type csrStrategy struct {
 	*Resource[*certificatesv1.CertificateSigningRequest]
+	// clock stamps the conditions written without timestamps.
+	clock clock.PassiveClock
 }
 
 var (
@@ -53,7 +57,14 @@ var (
 // subresource through which it is approved or denied. Only the approval
 // subresource changes the Approved and Denied conditions.
 func CertificateSigningRequests() Strategy {
-	return csrStrategy{&Resource[*certificatesv1.CertificateSigningRequest]{
+	return newCSRStrategy(clock.RealClock{})
+}
+
+// newCSRStrategy is the CertificateSigningRequest strategy stamping
+// conditions with clk's time.
+func newCSRStrategy(clk clock.PassiveClock) csrStrategy {
+	s := csrStrategy{clock: clk}
+	s.Resource = &Resource[*certificatesv1.CertificateSigningRequest]{
 		Meta: Info{
 			GVK:      certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"),
 			Resource: "certificatesigningrequests", Singular: "certificatesigningrequest", ShortNames: []string{"csr"},
@@ -79,7 +90,39 @@ func CertificateSigningRequests() Strategy {
 			}
 			return nil
 		},
-	}}
+	}
+	return s
+}
+
+// PrepareForStatusUpdate implements Strategy: the generic status write,
+// then the new conditions stamped.
+func (s csrStrategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
+	out := s.Resource.PrepareForStatusUpdate(obj, old)
+	s.stampConditions(s.cast(out), s.cast(old))
+	return out
+}
+
+// stampConditions sets the times a client left out of c's conditions: the
+// update time is now, and the transition time is that of the same
+// condition in old, or now if it is new or changed status.
+func (s csrStrategy) stampConditions(c, old *certificatesv1.CertificateSigningRequest) {
+	now := metav1.NewTime(s.clock.Now())
+	for i := range c.Status.Conditions {
+		cond := &c.Status.Conditions[i]
+		if cond.LastUpdateTime.IsZero() {
+			cond.LastUpdateTime = now
+		}
+		if !cond.LastTransitionTime.IsZero() {
+			continue
+		}
+		cond.LastTransitionTime = now
+		for _, o := range old.Status.Conditions {
+			if o.Type == cond.Type && o.Status == cond.Status && !o.LastTransitionTime.IsZero() {
+				cond.LastTransitionTime = o.LastTransitionTime
+				break
+			}
+		}
+	}
 }
 
 // PrepareForUpdate implements Strategy: a write through the main resource
@@ -114,6 +157,7 @@ func (s csrStrategy) PrepareForSubresourceUpdate(subresource string, obj, old ru
 	out.Generation = o.Generation
 	if subresource == approvalSubresource {
 		out.Status.Conditions = mergeConditions(o.Status.Conditions, c.Status.Conditions)
+		s.stampConditions(out, o)
 	}
 	return out
 }

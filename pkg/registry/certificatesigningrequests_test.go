@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // testCSRPEM returns a freshly signed PEM certificate request.
@@ -113,6 +115,41 @@ func approved() certificatesv1.CertificateSigningRequestCondition {
 	return certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "OK"}
 }
 
+// ignoreTimes leaves the condition timestamps out of a comparison.
+var ignoreTimes = cmpopts.IgnoreFields(certificatesv1.CertificateSigningRequestCondition{}, "LastUpdateTime", "LastTransitionTime")
+
+func TestCSRConditionTimestamps(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(t0)
+	st := newCSRStrategy(clk)
+	old := csr(t)
+	w := old.DeepCopy()
+	w.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{approved()}
+	first := st.PrepareForSubresourceUpdate("approval", w, old).(*certificatesv1.CertificateSigningRequest)
+	c := first.Status.Conditions[0]
+	if !c.LastUpdateTime.Time.Equal(t0) || !c.LastTransitionTime.Time.Equal(t0) {
+		t.Fatalf("new condition stamped %v / %v, want %v", c.LastUpdateTime, c.LastTransitionTime, t0)
+	}
+	// Written again later without times: updated now, the transition kept.
+	clk.SetTime(t0.Add(time.Hour))
+	again := first.DeepCopy()
+	again.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{approved()}
+	second := st.PrepareForSubresourceUpdate("approval", again, first).(*certificatesv1.CertificateSigningRequest)
+	c = second.Status.Conditions[0]
+	if !c.LastUpdateTime.Time.Equal(t0.Add(time.Hour)) || !c.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("rewritten condition stamped %v / %v", c.LastUpdateTime, c.LastTransitionTime)
+	}
+	// A condition the client stamped keeps its times, through status too.
+	failed := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue,
+		LastUpdateTime: metav1.NewTime(t0.Add(-time.Hour)), LastTransitionTime: metav1.NewTime(t0.Add(-2 * time.Hour))}
+	sw := second.DeepCopy()
+	sw.Status.Conditions = append(sw.Status.Conditions, failed)
+	third := st.PrepareForStatusUpdate(sw, second).(*certificatesv1.CertificateSigningRequest)
+	if diff := cmp.Diff([]certificatesv1.CertificateSigningRequestCondition{failed, second.Status.Conditions[0]}, third.Status.Conditions); diff != "" {
+		t.Errorf("status write conditions (-want +got):\n%s", diff)
+	}
+}
+
 func TestCSRApproval(t *testing.T) {
 	st := CertificateSigningRequests()
 	sr, ok := st.(Subresourcer)
@@ -131,7 +168,7 @@ func TestCSRApproval(t *testing.T) {
 	w.Status.Certificate = testCertPEM(t)
 	w.Labels = map[string]string{"reviewed": "yes"}
 	out := sr.PrepareForSubresourceUpdate("approval", w, old).(*certificatesv1.CertificateSigningRequest)
-	if diff := cmp.Diff([]certificatesv1.CertificateSigningRequestCondition{failed, approved()}, out.Status.Conditions); diff != "" {
+	if diff := cmp.Diff([]certificatesv1.CertificateSigningRequestCondition{failed, approved()}, out.Status.Conditions, ignoreTimes); diff != "" {
 		t.Errorf("conditions (-want +got):\n%s", diff)
 	}
 	if out.Spec.SignerName != old.Spec.SignerName || len(out.Status.Certificate) != 0 || out.Labels["reviewed"] != "yes" {
@@ -164,7 +201,7 @@ func TestCSRApproval(t *testing.T) {
 	sw.Status.Certificate = testCertPEM(t)
 	sw.Spec.Usages = nil
 	sout := st.PrepareForStatusUpdate(sw, approvedCSR).(*certificatesv1.CertificateSigningRequest)
-	if diff := cmp.Diff([]certificatesv1.CertificateSigningRequestCondition{approved()}, sout.Status.Conditions); diff != "" {
+	if diff := cmp.Diff([]certificatesv1.CertificateSigningRequestCondition{approved()}, sout.Status.Conditions, ignoreTimes); diff != "" {
 		t.Errorf("status write conditions (-want +got):\n%s", diff)
 	}
 	if len(sout.Spec.Usages) != 1 || len(sout.Status.Certificate) == 0 {
