@@ -163,3 +163,24 @@ func TestCSRApprovalOverHTTP(t *testing.T) {
 	}
 	e.do("PUT", "/apis/policy/v1/namespaces/default/poddisruptionbudgets/web/approval", &afterApproval).expect(t, 404, metav1.StatusReasonNotFound)
 }
+
+func TestCSRApprovalInOpenAPI(t *testing.T) {
+	e := newTestEnv(t)
+	r := e.do("GET", "/openapi/v3/apis/certificates.k8s.io/v1", nil)
+	r.expect(t, 200, "")
+	var doc struct {
+		Paths map[string]struct {
+			Put struct {
+				OperationID string `json:"operationId"`
+			} `json:"put"`
+		} `json:"paths"`
+	}
+	r.decode(t, &doc)
+	item, ok := doc.Paths["/apis/certificates.k8s.io/v1/certificatesigningrequests/{name}/approval"]
+	if !ok {
+		t.Fatalf("no approval path among %d paths", len(doc.Paths))
+	}
+	if got := item.Put.OperationID; got != "replaceCertificatesV1CertificateSigningRequestApproval" {
+		t.Errorf("put operation %q", got)
+	}
+}
