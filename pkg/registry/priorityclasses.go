@@ -52,6 +52,9 @@ func PriorityClasses() Strategy {
 		},
 		NewFunc:     func() *schedulingv1.PriorityClass { return &schedulingv1.PriorityClass{} },
 		NewListFunc: func() runtime.Object { return &schedulingv1.PriorityClassList{} },
+		// Generation 1 from creation on, never bumped, as in Kubernetes:
+		// the part that bumps it never changes.
+		Spec: func(*schedulingv1.PriorityClass) any { return nil },
 		Defaults: func(p *schedulingv1.PriorityClass) {
 			if p.PreemptionPolicy == nil {
 				p.PreemptionPolicy = ptr(corev1.PreemptLowerPriority)

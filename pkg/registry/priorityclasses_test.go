@@ -75,3 +75,32 @@ func TestSystemPriorityClassesAreValid(t *testing.T) {
 		}
 	}
 }
+
+func TestPriorityClassGeneration(t *testing.T) {
+	st := PriorityClasses()
+	p := priorityClass("high", 1000)
+	st.PrepareForCreate(p)
+	if p.Generation != 1 {
+		t.Fatalf("created with generation %d", p.Generation)
+	}
+	upd := p.DeepCopy()
+	upd.Description = "changed"
+	upd.GlobalDefault = true
+	st.PrepareForUpdate(upd, p)
+	if upd.Generation != 1 {
+		t.Errorf("updated to generation %d", upd.Generation)
+	}
+}
+
+func TestCreateOnUpdate(t *testing.T) {
+	for _, st := range []Strategy{Roles(), RoleBindings(), ClusterRoles(), ClusterRoleBindings(), RuntimeClasses()} {
+		if !st.Info().AllowCreateOnUpdate {
+			t.Errorf("%s: no create on update", st.Info().Resource)
+		}
+	}
+	for _, st := range []Strategy{Ingresses(), IngressClasses(), NetworkPolicies(), PodDisruptionBudgets(), PriorityClasses(), CertificateSigningRequests()} {
+		if st.Info().AllowCreateOnUpdate {
+			t.Errorf("%s: create on update", st.Info().Resource)
+		}
+	}
+}

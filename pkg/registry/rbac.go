@@ -16,13 +16,15 @@ import (
 var rbacName apivalidation.ValidateNameFunc = path.ValidatePathSegmentName
 
 // Roles is rbac.authorization.k8s.io/v1 roles: rules over namespaced
-// resources, never over non-resource URLs.
+// resources, never over non-resource URLs. Like every RBAC object, a role
+// may be created by an update, as in Kubernetes, so that clients reconcile
+// roles and bindings with PUT alone.
 func Roles() Strategy {
 	return &Resource[*rbacv1.Role]{
 		Meta: Info{
 			GVK:      rbacv1.SchemeGroupVersion.WithKind("Role"),
 			Resource: "roles", Singular: "role",
-			Namespaced: true,
+			Namespaced: true, AllowCreateOnUpdate: true,
 		},
 		NewFunc:     func() *rbacv1.Role { return &rbacv1.Role{} },
 		NewListFunc: func() runtime.Object { return &rbacv1.RoleList{} },
@@ -45,6 +47,7 @@ func ClusterRoles() Strategy {
 		Meta: Info{
 			GVK:      rbacv1.SchemeGroupVersion.WithKind("ClusterRole"),
 			Resource: "clusterroles", Singular: "clusterrole",
+			AllowCreateOnUpdate: true,
 		},
 		NewFunc:      func() *rbacv1.ClusterRole { return &rbacv1.ClusterRole{} },
 		NewListFunc:  func() runtime.Object { return &rbacv1.ClusterRoleList{} },
@@ -104,7 +107,7 @@ func RoleBindings() Strategy {
 		Meta: Info{
 			GVK:      rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
 			Resource: "rolebindings", Singular: "rolebinding",
-			Namespaced: true,
+			Namespaced: true, AllowCreateOnUpdate: true,
 		},
 		NewFunc:     func() *rbacv1.RoleBinding { return &rbacv1.RoleBinding{} },
 		NewListFunc: func() runtime.Object { return &rbacv1.RoleBindingList{} },
@@ -129,6 +132,7 @@ func ClusterRoleBindings() Strategy {
 		Meta: Info{
 			GVK:      rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"),
 			Resource: "clusterrolebindings", Singular: "clusterrolebinding",
+			AllowCreateOnUpdate: true,
 		},
 		NewFunc:     func() *rbacv1.ClusterRoleBinding { return &rbacv1.ClusterRoleBinding{} },
 		NewListFunc: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} },

@@ -18,6 +18,7 @@ func RuntimeClasses() Strategy {
 		Meta: Info{
 			GVK:      nodev1.SchemeGroupVersion.WithKind("RuntimeClass"),
 			Resource: "runtimeclasses", Singular: "runtimeclass",
+			AllowCreateOnUpdate: true,
 		},
 		NewFunc:      func() *nodev1.RuntimeClass { return &nodev1.RuntimeClass{} },
 		NewListFunc:  func() runtime.Object { return &nodev1.RuntimeClassList{} },
