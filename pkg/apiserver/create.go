@@ -45,6 +45,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request)
 			return
 		}
 	}
+	setRequestor(q.res, obj, r)
 	out, err := s.createObject(r.Context(), q.res, q.namespace, obj, opts.dryRun)
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), m.GetName())

@@ -115,6 +115,10 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request)
 		s.writeError(w, r, err)
 		return
 	}
+	if err := checkDelete(q.res, q.namespace, q.name); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	out, deleted, err := s.deleteObject(r.Context(), q.res, q.namespace, q.name, opts)
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)

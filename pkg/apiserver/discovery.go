@@ -133,6 +133,11 @@ func (s *Server) serveAPIResourceList(w http.ResponseWriter, r *http.Request, gv
 				Name: info.Resource + "/status", Namespaced: info.Namespaced, Kind: info.GVK.Kind, Verbs: subresourceVerbs,
 			})
 		}
+		for _, sub := range extraSubresources(res) {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: info.Resource + "/" + sub, Namespaced: info.Namespaced, Kind: info.GVK.Kind, Verbs: subresourceVerbs,
+			})
+		}
 		if servesBinding(res) {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: info.Resource + "/binding", Namespaced: info.Namespaced, Kind: "Binding", Verbs: metav1.Verbs{"create"},

@@ -244,6 +244,9 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 			return nil, notFound()
 		}
 	default:
+		if hasSubresource(res, q.subresource) {
+			break
+		}
 		if res.info.GVK.Group == "" && res.info.Resource == "pods" && isKubeletSubresource(q.subresource) {
 			return nil, noKubelet(q.subresource)
 		}

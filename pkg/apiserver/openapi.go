@@ -63,6 +63,7 @@ func (s *Server) openapiKinds(set *resourceSet) []openapi.Kind {
 		if res.info.Scale {
 			k.Subresources = append(k.Subresources, "scale")
 		}
+		k.Subresources = append(k.Subresources, extraSubresources(res)...)
 		kinds = append(kinds, k)
 	}
 	for _, rr := range reviewResources() {

@@ -219,6 +219,9 @@ func New(cfg Config) (*Server, error) {
 	if err := s.ensureSystemNamespaces(context.Background()); err != nil {
 		return nil, err
 	}
+	if err := s.ensureSystemPriorityClasses(context.Background()); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -253,6 +253,8 @@ func (s *Server) prepareUpdate(res *resource, subresource string, obj, current r
 		obj = res.strategy.PrepareForStatusUpdate(obj, current)
 	case subresource == "finalize":
 		obj = prepareFinalize(obj, current)
+	case hasSubresource(res, subresource):
+		obj = prepareSubresourceUpdate(res, subresource, obj, current)
 	default:
 		res.strategy.PrepareForUpdate(obj, current)
 		if isNamespaces(res) {

@@ -160,8 +160,6 @@ func TestHPAServedInTwoVersionsFromOneStore(t *testing.T) {
 	}
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 func TestHPADiscovery(t *testing.T) {
 	e := newTestEnv(t)
 	var group metav1.APIGroup

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kplane/kplane/pkg/controllers/clusterroleaggregation"
 	"github.com/kplane/kplane/pkg/controllers/deployment"
 	"github.com/kplane/kplane/pkg/controllers/garbagecollector"
 	"github.com/kplane/kplane/pkg/controllers/namespace"
@@ -22,6 +23,9 @@ const (
 	// NamespaceController empties namespaces being deleted and then
 	// finalizes them, so that they go.
 	NamespaceController = "namespace"
+	// ClusterRoleAggregationController fills in the rules of ClusterRoles
+	// with an aggregationRule.
+	ClusterRoleAggregationController = "clusterrole-aggregation"
 	// NodeSimulator runs simulated nodes (Config.Nodes of them) that
 	// schedule and run pods. It is off by default, as it stands in for
 	// kubelets: `kplane up` turns it on.
@@ -91,6 +95,12 @@ func knownControllers() []descriptor {
 			return namespace.New(namespace.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics,
+			})
+		}},
+		{name: ClusterRoleAggregationController, enabledBy: true, build: func(d deps) (runner, error) {
+			return clusterroleaggregation.New(clusterroleaggregation.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
 		{name: NodeSimulator, enabledBy: false, build: func(d deps) (runner, error) {

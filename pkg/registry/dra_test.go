@@ -9,12 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-func claim(reqs ...resourcev1.DeviceRequest) *resourcev1.ResourceClaim {
+func resourceClaim(reqs ...resourcev1.DeviceRequest) *resourcev1.ResourceClaim {
 	return &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "default"}, Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: reqs}}}
 }
 
 func TestResourceClaimDefaultsAndValidation(t *testing.T) {
-	c := claim(resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.example.com"}})
+	c := resourceClaim(resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.example.com"}})
 	ResourceClaims().Default(c)
 	if e := c.Spec.Devices.Requests[0].Exactly; e.AllocationMode != resourcev1.DeviceAllocationModeExactCount || e.Count != 1 {
 		t.Errorf("defaults: %+v", e)
@@ -28,14 +28,14 @@ func TestResourceClaimDefaultsAndValidation(t *testing.T) {
 		obj  runtime.Object
 		want []string
 	}{
-		{"neither exactly nor firstAvailable", claim(resourcev1.DeviceRequest{Name: "gpu"}), []string{
+		{"neither exactly nor firstAvailable", resourceClaim(resourcev1.DeviceRequest{Name: "gpu"}), []string{
 			"spec.devices.requests[0]: Required value: exactly one of `exactly` or `firstAvailable` is required",
 		}},
-		{"both", claim(resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "c"},
+		{"both", resourceClaim(resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "c"},
 			FirstAvailable: []resourcev1.DeviceSubRequest{{Name: "a", DeviceClassName: "c"}}}), []string{
 			"spec.devices.requests[0]: Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set",
 		}},
-		{"bad exact request", claim(resourcev1.DeviceRequest{Name: "GPU", Exactly: &resourcev1.ExactDeviceRequest{
+		{"bad exact request", resourceClaim(resourcev1.DeviceRequest{Name: "GPU", Exactly: &resourcev1.ExactDeviceRequest{
 			AllocationMode: resourcev1.DeviceAllocationModeAll, Count: 2,
 			Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "gpu.example.com"`}}, {CEL: &resourcev1.CELDeviceSelector{Expression: "dev.driver == 'x'"}}, {}},
 		}}), []string{
@@ -76,7 +76,7 @@ func TestResourceClaimDefaultsAndValidation(t *testing.T) {
 
 func TestResourceClaimUpdateRules(t *testing.T) {
 	st := ResourceClaims()
-	old := claim(resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.example.com"}})
+	old := resourceClaim(resourcev1.DeviceRequest{Name: "gpu", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.example.com"}})
 	old.ResourceVersion = "1"
 	st.Default(old)
 	upd := old.DeepCopy()

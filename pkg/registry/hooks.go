@@ -3,6 +3,7 @@ package registry
 import (
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,4 +68,34 @@ type VersionConverter interface {
 	// FromStorage returns obj, of the storage Strategy's type, as an object
 	// of this Strategy's type. It must not keep or change obj.
 	FromStorage(obj runtime.Object) (runtime.Object, error)
+}
+
+// Subresourcer is a Strategy with subresources beyond status and scale
+// through which a PUT or PATCH writes part of an object, as status does
+// (certificatesigningrequests/approval). A GET of one answers the object.
+type Subresourcer interface {
+	// Subresources names the extra subresources.
+	Subresources() []string
+	// PrepareForSubresourceUpdate returns the state to store for a write of
+	// obj through subresource, as PrepareForStatusUpdate does for status:
+	// obj with what that subresource may not change reset to old's, and
+	// old's generation. The caller then validates it with ValidateUpdate.
+	PrepareForSubresourceUpdate(subresource string, obj, old runtime.Object) runtime.Object
+}
+
+// RequestorSetter is a Strategy whose new objects record who asked for
+// them, as kube-apiserver records the authenticated user in a
+// CertificateSigningRequest's spec.
+type RequestorSetter interface {
+	// SetRequestor replaces in obj, a new object, whatever the client said
+	// about its requestor with user.
+	SetRequestor(obj runtime.Object, user authenticationv1.UserInfo)
+}
+
+// DeleteGuard is a Strategy with objects a delete request may not remove
+// (the system priority classes), which kube-apiserver refuses as Forbidden.
+type DeleteGuard interface {
+	// CheckDelete returns why the object name in namespace may not be
+	// deleted, or nil.
+	CheckDelete(namespace, name string) error
 }

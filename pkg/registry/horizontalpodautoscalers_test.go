@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func hpa(name string) *autoscalingv2.HorizontalPodAutoscaler {
@@ -24,14 +23,6 @@ func hpa(name string) *autoscalingv2.HorizontalPodAutoscaler {
 }
 
 // errStrings renders errors as "field: message" for exact comparison.
-func errStrings(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, e.Error())
-	}
-	return out
-}
-
 func TestHPADefaults(t *testing.T) {
 	h := hpa("a")
 	h.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr[int32](10)}}

@@ -33,8 +33,9 @@ type Kind struct {
 	// Object and List are zero values of the object and list types, such as
 	// &corev1.Pod{} and &corev1.PodList{}; only their types are used.
 	Object, List runtime.Object
-	// Subresources lists the subresources served: "status" (read and
-	// written as the Object type) and "scale" (autoscaling/v1 Scale).
+	// Subresources lists the subresources served: "status" and "approval"
+	// (read and written as the Object type) and "scale" (autoscaling/v1
+	// Scale).
 	Subresources []string
 	// CreateOnly marks a resource that is only created, such as an access
 	// review answered without being stored: its one path is the create on
@@ -169,7 +170,7 @@ func New(cfg Config) (*Docs, error) {
 		subGVKs := map[string]schema.GroupVersionKind{}
 		for _, sub := range k.Subresources {
 			switch sub {
-			case "status":
+			case "status", "approval":
 				subDefs[sub], subGVKs[sub] = objDef, k.GVK
 			case "scale":
 				name, err := defs.add(scaleType)
@@ -302,7 +303,7 @@ func v3ToProto(data []byte) ([]byte, error) {
 	return pb, nil
 }
 
-var knownSubresources = []string{"status", "scale"}
+var knownSubresources = []string{"status", "scale", "approval"}
 
 func validateKind(k Kind) error {
 	var errs []error
