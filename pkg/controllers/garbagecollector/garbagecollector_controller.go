@@ -51,11 +51,15 @@ var ignoredResources = map[schema.GroupResource]bool{
 	{Group: "events.k8s.io", Resource: "events"}: true,
 }
 
-// DefaultResources lists every resource of registry.Builtin except events.
+// DefaultResources lists every resource of registry.Builtin except events,
+// each in its storage version.
 // All of them support list, watch and delete.
 func DefaultResources() []Resource {
 	var out []Resource
 	for _, s := range registry.Builtin() {
+		if _, other := s.(registry.VersionConverter); other {
+			continue // another version of a resource listed in its own
+		}
 		info := s.Info()
 		gvr := info.GroupVersionResource()
 		if ignoredResources[gvr.GroupResource()] {
@@ -132,7 +136,8 @@ type GarbageCollector struct {
 	graphChanges    *workqueue.Queue[*event]
 	attemptToDelete *workqueue.RateLimitingQueue[*node]
 	attemptToOrphan *workqueue.RateLimitingQueue[*node]
-	synced          []func() bool
+	// synced reports, per fixed resource, whether its informer synced.
+	synced map[schema.GroupResource]func() bool
 	// discovery follows the resources the server serves; nil with fixed
 	// Config.Resources.
 	discovery *discovery
@@ -235,6 +240,7 @@ func New(cfg Config) (*GarbageCollector, error) {
 		clock:           cfg.Clock,
 		logger:          logger,
 	}
+	gc.synced = map[schema.GroupResource]func() bool{}
 	gc.collector.kinds.Store(&resources)
 	gc.collector.retired.Store(&map[schema.GroupKind]bool{})
 	if discover {
@@ -254,7 +260,7 @@ func New(cfg Config) (*GarbageCollector, error) {
 			gc.shutDownQueues()
 			return nil, fmt.Errorf("garbagecollector: monitor %s: %w", r.GroupVersionResource, err)
 		}
-		gc.synced = append(gc.synced, synced)
+		gc.synced[r.GroupResource()] = synced
 	}
 	return gc, nil
 }
@@ -370,7 +376,7 @@ func (gc *GarbageCollector) Run(ctx context.Context, workers int) error {
 		gc.syncMonitors(ctx)
 	}
 	gc.logger.Info("waiting for caches to sync")
-	if !cache.WaitForCacheSync(ctx, gc.synced...) {
+	if !cache.WaitForCacheSync(ctx, gc.fixedSynced()...) {
 		return fmt.Errorf("garbagecollector: caches did not sync: %w", context.Cause(ctx))
 	}
 	if !gc.waitGraphSync(ctx) {
@@ -394,6 +400,25 @@ func (gc *GarbageCollector) Run(ctx context.Context, workers int) error {
 	<-ctx.Done()
 	gc.logger.Info("shutting down")
 	return nil
+}
+
+// fixedSynced returns the synced functions of the fixed monitors to wait
+// for: all of them, or with discovery those the server serves (a built-in
+// an older server lacks would never sync).
+func (gc *GarbageCollector) fixedSynced() []func() bool {
+	var served map[schema.GroupResource]bool
+	if gc.discovery != nil {
+		served = gc.discovery.servedFixed()
+	}
+	out := make([]func() bool, 0, len(gc.synced))
+	for gr, synced := range gc.synced {
+		if served == nil || served[gr] {
+			out = append(out, synced)
+		} else {
+			gc.logger.Warn("not waiting for a resource the server does not serve", "resource", gr.String())
+		}
+	}
+	return out
 }
 
 // waitGraphSync waits until the graph has taken in every event queued so

@@ -50,9 +50,28 @@ type discovery struct {
 	// one request.
 	resync chan struct{}
 
-	mu      sync.Mutex                               // guards dynamic
+	mu      sync.Mutex                               // guards dynamic and served
 	dynamic map[schema.GroupResource]*dynamicMonitor // guarded by mu
-	wg      sync.WaitGroup                           // the dynamic informers
+	// served is what the last complete discovery found, nil before.
+	served map[schema.GroupResource]Resource // guarded by mu
+	wg     sync.WaitGroup                    // the dynamic informers
+}
+
+// servedFixed reports which fixed resources the last complete discovery
+// found, or nil if none has completed.
+func (d *discovery) servedFixed() map[schema.GroupResource]bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.served == nil {
+		return nil
+	}
+	out := map[schema.GroupResource]bool{}
+	for gr := range d.fixed {
+		if _, ok := d.served[gr]; ok {
+			out[gr] = true
+		}
+	}
+	return out
 }
 
 // requestResync asks for a discovery round without waiting for it.
@@ -193,6 +212,9 @@ func (gc *GarbageCollector) syncMonitors(ctx context.Context) {
 	}
 
 	d.mu.Lock()
+	if len(failed) == 0 {
+		d.served = found
+	}
 	var added []*dynamicMonitor
 	var removed []*dynamicMonitor
 	for gr, m := range d.dynamic {

@@ -159,6 +159,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 func DefaultResources() []schema.GroupVersionResource {
 	var out []schema.GroupVersionResource
 	for _, st := range registry.Builtin() {
+		if _, other := st.(registry.VersionConverter); other {
+			continue // another version of a resource listed in its own
+		}
 		if info := st.Info(); info.Namespaced {
 			out = append(out, info.GroupVersionResource())
 		}
