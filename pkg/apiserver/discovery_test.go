@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,16 +40,13 @@ func TestDiscovery(t *testing.T) {
 	for _, g := range groups.Groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.GroupVersion)
 	}
-	// The groups of the first resources, in order; the families of
-	// resources added since may come between them.
-	want := []string{"apps=apps/v1", "coordination.k8s.io=coordination.k8s.io/v1", "apiextensions.k8s.io=apiextensions.k8s.io/v1", "authentication.k8s.io=authentication.k8s.io/v1", "authorization.k8s.io=authorization.k8s.io/v1"}
-	next := 0
-	for _, n := range names {
-		if next < len(want) && n == want[next] {
-			next++
-		}
-	}
-	if next != len(want) {
+	want := []string{"apps=apps/v1", "coordination.k8s.io=coordination.k8s.io/v1", "discovery.k8s.io=discovery.k8s.io/v1",
+		"networking.k8s.io=networking.k8s.io/v1", "batch=batch/v1", "rbac.authorization.k8s.io=rbac.authorization.k8s.io/v1",
+		"policy=policy/v1", "scheduling.k8s.io=scheduling.k8s.io/v1", "node.k8s.io=node.k8s.io/v1",
+		"certificates.k8s.io=certificates.k8s.io/v1", "autoscaling=autoscaling/v2", "storage.k8s.io=storage.k8s.io/v1",
+		"admissionregistration.k8s.io=admissionregistration.k8s.io/v1", "resource.k8s.io=resource.k8s.io/v1",
+		"apiextensions.k8s.io=apiextensions.k8s.io/v1", "authentication.k8s.io=authentication.k8s.io/v1", "authorization.k8s.io=authorization.k8s.io/v1"}
+	if !slices.Equal(names, want) {
 		t.Fatalf("groups %v", names)
 	}
 
