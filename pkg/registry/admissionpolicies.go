@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	pathvalidation "k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -443,7 +442,7 @@ func validateNamedRule(r *admissionregistrationv1.NamedRuleWithOperations, fld *
 	var errs field.ErrorList
 	seen := map[string]bool{}
 	for i, n := range r.ResourceNames {
-		for _, msg := range pathvalidation.ValidatePathSegmentName(n, false) {
+		for _, msg := range pathSegmentName(n, false) {
 			errs = append(errs, field.Invalid(fld.Child("resourceNames").Index(i), n, msg))
 		}
 		if seen[n] {
@@ -484,7 +483,7 @@ func validateParamRef(pr *admissionregistrationv1.ParamRef, fld *field.Path) fie
 	var errs field.ErrorList
 	const exclusive = "name and selector are mutually exclusive"
 	if pr.Name != "" {
-		for _, msg := range pathvalidation.ValidatePathSegmentName(pr.Name, false) {
+		for _, msg := range pathSegmentName(pr.Name, false) {
 			errs = append(errs, field.Invalid(fld.Child("name"), pr.Name, msg))
 		}
 		if pr.Selector != nil {

@@ -6,7 +6,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	pathvalidation "k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -171,7 +171,7 @@ func validateCrossVersionRef(ref autoscalingv2.CrossVersionObjectReference, fld 
 			errs = append(errs, field.Required(fld.Child(f.name), ""))
 			continue
 		}
-		for _, msg := range pathvalidation.IsValidPathSegmentName(f.value) {
+		for _, msg := range content.IsPathSegmentName(f.value) {
 			errs = append(errs, field.Invalid(fld.Child(f.name), f.value, msg))
 		}
 	}
@@ -352,7 +352,7 @@ func validateMetricIdentifier(id autoscalingv2.MetricIdentifier, fld *field.Path
 		return field.ErrorList{field.Required(fld.Child("name"), "must specify a metric name")}
 	}
 	var errs field.ErrorList
-	for _, msg := range pathvalidation.IsValidPathSegmentName(id.Name) {
+	for _, msg := range content.IsPathSegmentName(id.Name) {
 		errs = append(errs, field.Invalid(fld.Child("name"), id.Name, msg))
 	}
 	if id.Selector != nil {

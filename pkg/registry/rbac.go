@@ -3,8 +3,8 @@ package registry
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -13,7 +13,7 @@ import (
 // rbacName validates the names of RBAC objects and of the roles a binding
 // refers to: any string that can be one segment of a URL path, as in
 // Kubernetes, so that names like "system:node" are valid.
-var rbacName apivalidation.ValidateNameFunc = path.ValidatePathSegmentName
+var rbacName apivalidation.ValidateNameFunc = pathSegmentName
 
 // Roles is rbac.authorization.k8s.io/v1 roles: rules over namespaced
 // resources, never over non-resource URLs. Like every RBAC object, a role
@@ -225,4 +225,14 @@ func validateRoleRefUnchanged(ref, old rbacv1.RoleRef) field.ErrorList {
 		return field.ErrorList{field.Invalid(field.NewPath("roleRef"), ref, "cannot change roleRef")}
 	}
 	return nil
+}
+
+// pathSegmentName validates a name that must be usable as one URL path
+// segment (RBAC objects, references to resources), or, with prefix, the
+// start of one.
+func pathSegmentName(name string, prefix bool) []string {
+	if prefix {
+		return content.IsPathSegmentPrefix(name)
+	}
+	return content.IsPathSegmentName(name)
 }

@@ -5,7 +5,6 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -114,7 +113,7 @@ func validateParentRef(ref *networkingv1.ParentReference, fld *field.Path) field
 	if ref.Resource == "" {
 		errs = append(errs, field.Required(fld.Child("resource"), ""))
 	} else {
-		for _, msg := range path.ValidatePathSegmentName(ref.Resource, false) {
+		for _, msg := range pathSegmentName(ref.Resource, false) {
 			errs = append(errs, field.Invalid(fld.Child("resource"), ref.Resource, msg))
 		}
 	}
@@ -126,7 +125,7 @@ func validateParentRef(ref *networkingv1.ParentReference, fld *field.Path) field
 	if ref.Name == "" {
 		errs = append(errs, field.Required(fld.Child("name"), ""))
 	} else {
-		for _, msg := range path.ValidatePathSegmentName(ref.Name, false) {
+		for _, msg := range pathSegmentName(ref.Name, false) {
 			errs = append(errs, field.Invalid(fld.Child("name"), ref.Name, msg))
 		}
 	}

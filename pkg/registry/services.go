@@ -255,11 +255,8 @@ func defaultIPFamilies(s *corev1.Service) {
 	}
 	if len(spec.IPFamilies) == 0 {
 		family := corev1.IPv4Protocol
-		for _, ip := range spec.ClusterIPs {
-			if ip != corev1.ClusterIPNone && strings.Contains(ip, ":") {
-				family = corev1.IPv6Protocol
-			}
-			break
+		if len(spec.ClusterIPs) > 0 && spec.ClusterIPs[0] != corev1.ClusterIPNone && strings.Contains(spec.ClusterIPs[0], ":") {
+			family = corev1.IPv6Protocol
 		}
 		spec.IPFamilies = []corev1.IPFamily{family}
 	}

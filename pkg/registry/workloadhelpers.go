@@ -154,14 +154,6 @@ func intOrPercentValue(v *intstr.IntOrString) int {
 	return n
 }
 
-// validatePositive checks a field that must be above zero.
-func validatePositive(v int64, fld *field.Path) field.ErrorList {
-	if v <= 0 {
-		return field.ErrorList{field.Invalid(fld, v, "must be greater than 0")}
-	}
-	return nil
-}
-
 // counter is a named count of a workload's status, for validateCounters.
 type counter struct {
 	name  string
