@@ -140,6 +140,25 @@ func scaleCompute(q *request, change func(*autoscalingv1.Scale) (*autoscalingv1.
 	}
 }
 
+// createPreconditions refuses to create, through an update, an object
+// whose body names a uid or a resourceVersion: as in kube-apiserver, those
+// are preconditions on an object that exists, so a client updating what it
+// read (a controller racing a delete) gets a Conflict instead of bringing
+// the deleted object back.
+func createPreconditions(q *request, obj runtime.Object) error {
+	if q.verb != "update" {
+		return nil
+	}
+	m := accessor(obj)
+	switch {
+	case m.GetUID() != "":
+		return preconditionFailed(q.gr(), q.name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: ", m.GetUID()))
+	case m.GetResourceVersion() != "":
+		return preconditionFailed(q.gr(), q.name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in meta: ", m.GetResourceVersion()))
+	}
+	return nil
+}
+
 // write runs an update (or a create, for resources that allow create on
 // update) through the strategy and storage. It returns the stored object
 // and whether it was created. With dryRun nothing is stored.
@@ -165,6 +184,9 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 			// Missing and the resource allows create on update.
 			if !allowCreate {
 				return nil, apierrors.NewNotFound(res.gr(), q.name)
+			}
+			if err := createPreconditions(q, obj); err != nil {
+				return nil, err
 			}
 			created = true
 			accessor(obj).SetResourceVersion("")

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -114,6 +115,22 @@ func TestUpdateCreatesEventsWhenMissing(t *testing.T) {
 	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "ev1", Namespace: "default"}, Reason: "Test", Type: corev1.EventTypeNormal}
 	e.do("PUT", "/api/v1/namespaces/default/events/ev1", ev).expect(t, 201, "")
 	e.do("PUT", "/api/v1/namespaces/default/events/ev1", ev).expect(t, 200, "")
+
+	// What a client read, written back after the object was deleted, is a
+	// Conflict (its uid and resourceVersion are preconditions), not a
+	// re-creation.
+	var read corev1.Event
+	e.do("GET", "/api/v1/namespaces/default/events/ev1", nil).decode(t, &read)
+	e.do("DELETE", "/api/v1/namespaces/default/events/ev1", nil).expect(t, 200, "")
+	r := e.do("PUT", "/api/v1/namespaces/default/events/ev1", &read)
+	r.expect(t, 409, metav1.StatusReasonConflict)
+	if want := "Precondition failed: UID in precondition: " + string(read.UID); !strings.Contains(r.status(t).Message, want) {
+		t.Errorf("message %q, want it to contain %q", r.status(t).Message, want)
+	}
+	noUID := read.DeepCopy()
+	noUID.UID = ""
+	e.do("PUT", "/api/v1/namespaces/default/events/ev1", noUID).expect(t, 409, metav1.StatusReasonConflict)
+	e.do("GET", "/api/v1/namespaces/default/events/ev1", nil).expect(t, 404, metav1.StatusReasonNotFound)
 }
 
 func TestUpdateDryRun(t *testing.T) {
