@@ -245,7 +245,9 @@ func TestEventsV1ValidateUpdate(t *testing.T) {
 		}, nil},
 		{"labels change", func(e *eventsv1.Event) { e.Labels = nil }, nil},
 		{"eventTime below a microsecond", func(e *eventsv1.Event) { e.EventTime = metav1.NewMicroTime(eventTime.Add(999)) }, nil},
-		{"bad series", func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 1, LastObservedTime: metav1.NewMicroTime(eventTime)} }, []string{
+		{"bad series", func(e *eventsv1.Event) {
+			e.Series = &eventsv1.EventSeries{Count: 1, LastObservedTime: metav1.NewMicroTime(eventTime)}
+		}, []string{
 			`series.count: Invalid value: "": should be at least 2`,
 		}},
 		{"note", func(e *eventsv1.Event) { e.Note = "other" }, []string{
