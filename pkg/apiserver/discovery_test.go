@@ -40,7 +40,7 @@ func TestDiscovery(t *testing.T) {
 	for _, g := range groups.Groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.GroupVersion)
 	}
-	want := []string{"apps=apps/v1", "coordination.k8s.io=coordination.k8s.io/v1", "discovery.k8s.io=discovery.k8s.io/v1",
+	want := []string{"events.k8s.io=events.k8s.io/v1", "apps=apps/v1", "coordination.k8s.io=coordination.k8s.io/v1", "discovery.k8s.io=discovery.k8s.io/v1",
 		"networking.k8s.io=networking.k8s.io/v1", "batch=batch/v1", "rbac.authorization.k8s.io=rbac.authorization.k8s.io/v1",
 		"policy=policy/v1", "scheduling.k8s.io=scheduling.k8s.io/v1", "node.k8s.io=node.k8s.io/v1",
 		"certificates.k8s.io=certificates.k8s.io/v1", "autoscaling=autoscaling/v2", "storage.k8s.io=storage.k8s.io/v1",

@@ -9,6 +9,7 @@ func Builtin() []Strategy {
 		Pods(),
 		Nodes(),
 		Events(),
+		EventsV1(),
 		ConfigMaps(),
 		Secrets(),
 		Deployments(),

@@ -12,8 +12,11 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kplane/kplane/pkg/registry"
 )
 
 // printerFor returns the printer of objects of pointer type t, or nil.
@@ -31,6 +34,8 @@ func printerFor(t reflect.Type) *printer {
 		return &printer{columns: nodeColumns, row: typed(nodeRow)}
 	case reflect.TypeFor[*corev1.Event]():
 		return &printer{columns: eventColumns, row: typed(eventRow)}
+	case reflect.TypeFor[*eventsv1.Event]():
+		return &printer{columns: eventColumns, row: typed(eventV1Row)}
 	case reflect.TypeFor[*corev1.ConfigMap]():
 		return &printer{columns: configMapColumns, row: typed(configMapRow)}
 	case reflect.TypeFor[*corev1.Secret]():
@@ -44,7 +49,7 @@ func printerFor(t reflect.Type) *printer {
 }
 
 // groupPrinters holds the printers of the resources beyond the first
-// nine, one map per family of resources, each in its own file.
+// ten, one map per family of resources, each in its own file.
 var groupPrinters = sync.OnceValue(func() map[reflect.Type]*printer {
 	out := map[reflect.Type]*printer{}
 	for _, m := range []map[reflect.Type]*printer{
@@ -314,6 +319,12 @@ func eventRow(e *corev1.Event, now time.Time) ([]any, []metav1.TableRowCondition
 		int64(count),
 		e.Name,
 	}, nil
+}
+
+// eventV1Row prints an events.k8s.io/v1 Event as its core/v1 form: both
+// versions are one stored object, which kube-apiserver prints alike.
+func eventV1Row(e *eventsv1.Event, now time.Time) ([]any, []metav1.TableRowCondition) {
+	return eventRow(registry.EventToCore(e), now)
 }
 
 func firstNonEmpty(ss ...string) string {
