@@ -221,8 +221,8 @@ func policyCommon(fp *admissionregistrationv1.FailurePolicyType, paramKind *admi
 	return errs
 }
 
-// validatePolicyMatchConditions is validateMatchConditions with the
-// variables of a policy.
+// validatePolicyMatchConditions checks match conditions (at most 64, named
+// uniquely with qualified names) and compiles them with vars.
 func validatePolicyMatchConditions(conds []admissionregistrationv1.MatchCondition, vars admissionVars, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(conds) > maxMatchConditions {

@@ -459,30 +459,8 @@ func validateRuleResourcesNoSubresources(resources []string, fld *field.Path) fi
 	return errs
 }
 
+// validateMatchConditions checks a webhook's match conditions, compiled
+// with the variables webhooks see.
 func validateMatchConditions(conds []admissionregistrationv1.MatchCondition, fld *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if len(conds) > maxMatchConditions {
-		errs = append(errs, field.TooMany(fld, len(conds), maxMatchConditions))
-	}
-	names := map[string]bool{}
-	for i, c := range conds {
-		at := fld.Index(i)
-		if expr := strings.TrimSpace(c.Expression); expr == "" {
-			errs = append(errs, field.Required(at.Child("expression"), ""))
-		} else {
-			errs = append(errs, compileAdmissionExpression(expr, admissionVarsWebhook, true, at.Child("expression"))...)
-		}
-		if c.Name == "" {
-			errs = append(errs, field.Required(at.Child("name"), ""))
-		} else {
-			errs = append(errs, validateQualifiedName(c.Name, at.Child("name"))...)
-		}
-		if c.Name != "" {
-			if names[c.Name] {
-				errs = append(errs, field.Duplicate(at.Child("name"), c.Name))
-			}
-			names[c.Name] = true
-		}
-	}
-	return errs
+	return validatePolicyMatchConditions(conds, admissionVarsWebhook, fld)
 }
