@@ -130,23 +130,40 @@ func (c *convertingStore) Watch(ctx context.Context, key string, opts storage.Li
 	if err != nil {
 		return nil, err
 	}
-	w := &convertingWatcher{inner: inner, out: make(chan storage.Event), stop: make(chan struct{})}
-	go w.run(ctx, c)
-	return w, nil
+	return newConvertedWatcher(inner, func(ev storage.Event) storage.Event {
+		if ev.Type != watch.Added && ev.Type != watch.Modified && ev.Type != watch.Deleted {
+			return ev
+		}
+		obj := ev.Object.DeepCopyObject()
+		if err := c.convert(ctx, c.served, obj); err != nil {
+			se, _ := err.(*apierrors.StatusError)
+			return storage.Event{Type: watch.Error, Object: &se.ErrStatus}
+		}
+		return storage.Event{Type: ev.Type, Object: obj}
+	}), nil
 }
 
-// convertingWatcher converts the objects of another watch's events; a
-// failed conversion ends the watch with an error event.
-type convertingWatcher struct {
-	inner storage.Watcher
+// convertedWatcher passes another watch's events through convert, in a
+// goroutine of its own; an Error event (from the inner watch, or convert's
+// answer to a failed conversion) is the last one.
+type convertedWatcher struct {
+	inner   storage.Watcher
+	convert func(storage.Event) storage.Event
 	// out is unbuffered: the reader paces the conversions.
 	out  chan storage.Event
 	stop chan struct{}
 }
 
-func (w *convertingWatcher) ResultChan() <-chan storage.Event { return w.out }
+// newConvertedWatcher starts converting inner's events; Stop ends it.
+func newConvertedWatcher(inner storage.Watcher, convert func(storage.Event) storage.Event) *convertedWatcher {
+	w := &convertedWatcher{inner: inner, convert: convert, out: make(chan storage.Event), stop: make(chan struct{})}
+	go w.run()
+	return w
+}
 
-func (w *convertingWatcher) Stop() {
+func (w *convertedWatcher) ResultChan() <-chan storage.Event { return w.out }
+
+func (w *convertedWatcher) Stop() {
 	select {
 	case <-w.stop:
 	default:
@@ -155,7 +172,7 @@ func (w *convertingWatcher) Stop() {
 	w.inner.Stop()
 }
 
-func (w *convertingWatcher) run(ctx context.Context, c *convertingStore) {
+func (w *convertedWatcher) run() {
 	defer close(w.out)
 	defer w.inner.Stop()
 	for {
@@ -169,15 +186,7 @@ func (w *convertingWatcher) run(ctx context.Context, c *convertingStore) {
 				return
 			}
 		}
-		if ev.Type == watch.Added || ev.Type == watch.Modified || ev.Type == watch.Deleted {
-			obj := ev.Object.DeepCopyObject()
-			if err := c.convert(ctx, c.served, obj); err != nil {
-				se, _ := err.(*apierrors.StatusError)
-				ev = storage.Event{Type: watch.Error, Object: &se.ErrStatus}
-			} else {
-				ev = storage.Event{Type: ev.Type, Object: obj}
-			}
-		}
+		ev = w.convert(ev)
 		select {
 		case <-w.stop:
 			return

@@ -182,58 +182,12 @@ func (v *versionedStore) Watch(ctx context.Context, key string, opts storage.Lis
 	if err != nil {
 		return nil, err
 	}
-	w := &versionedWatcher{inner: inner, out: make(chan storage.Event), stop: make(chan struct{})}
-	go w.run(v)
-	return w, nil
-}
-
-// versionedWatcher converts the objects of another watch's events; the
-// encoded form of the storage version is dropped. A failed conversion ends
-// the watch with an error event.
-type versionedWatcher struct {
-	inner storage.Watcher
-	// out is unbuffered: the reader paces the conversions.
-	out  chan storage.Event
-	stop chan struct{}
-}
-
-func (w *versionedWatcher) ResultChan() <-chan storage.Event { return w.out }
-
-func (w *versionedWatcher) Stop() {
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	w.inner.Stop()
-}
-
-func (w *versionedWatcher) run(v *versionedStore) {
-	defer close(w.out)
-	defer w.inner.Stop()
-	for {
-		var ev storage.Event
-		var ok bool
-		select {
-		case <-w.stop:
-			return
-		case ev, ok = <-w.inner.ResultChan():
-			if !ok {
-				return
-			}
-		}
-		if ev.Type != watch.Error {
-			ev = v.convertEvent(ev)
-		}
-		select {
-		case <-w.stop:
-			return
-		case w.out <- ev:
-		}
+	return newConvertedWatcher(inner, func(ev storage.Event) storage.Event {
 		if ev.Type == watch.Error {
-			return
+			return ev
 		}
-	}
+		return v.convertEvent(ev)
+	}), nil
 }
 
 // convertEvent returns ev with its objects in the served version.
