@@ -176,7 +176,9 @@ func TestServiceAccountTokens(t *testing.T) {
 			},
 			objects: []metav1.Object{testSA(), testBoundPod()}, want: podUser},
 		{name: "token bound to a live secret",
-			token:   func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA(), Secret: testBoundSecret()}) },
+			token: func() string {
+				return mustToken(t, ec, TokenBinding{ServiceAccount: testSA(), Secret: testBoundSecret()})
+			},
 			objects: []metav1.Object{testSA(), testBoundSecret()}, want: saUser},
 		{name: "token signed by another key is refused",
 			token: func() string { return mustToken(t, stranger, TokenBinding{ServiceAccount: testSA()}) }, wantErr: "invalid signature"},
@@ -226,7 +228,7 @@ func TestServiceAccountTokens(t *testing.T) {
 			token:   func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA()}) },
 			objects: []metav1.Object{}, wantErr: "not found"},
 		{name: "token whose ServiceAccount was recreated (new uid) is refused",
-			token: func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA()}) },
+			token:   func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA()}) },
 			objects: []metav1.Object{func() metav1.Object { sa := testSA(); sa.UID = "new"; return sa }()},
 			wantErr: "ServiceAccount UID (new) does not match claim (sa-uid)"},
 		{name: "token whose ServiceAccount is being deleted for over 60s is refused",
@@ -236,7 +238,7 @@ func TestServiceAccountTokens(t *testing.T) {
 			token:   func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA(), Pod: testBoundPod()}) },
 			objects: []metav1.Object{testSA()}, wantErr: "bound pod ns1/web"},
 		{name: "token whose bound pod was recreated is refused",
-			token: func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA(), Pod: testBoundPod()}) },
+			token:   func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA(), Pod: testBoundPod()}) },
 			objects: []metav1.Object{testSA(), func() metav1.Object { p := testBoundPod(); p.UID = "other"; return p }()},
 			wantErr: "pod UID (other) does not match claim (pod-uid)"},
 		{name: "token whose bound pod began deleting under 60s ago is accepted",
@@ -248,7 +250,9 @@ func TestServiceAccountTokens(t *testing.T) {
 			token:   func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA(), Pod: testBoundPod()}) },
 			objects: []metav1.Object{testSA(), deleting(testBoundPod(), 61*time.Second)}, wantErr: "bound pod ns1/web has been deleted"},
 		{name: "token whose bound secret was deleted is refused",
-			token:   func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA(), Secret: testBoundSecret()}) },
+			token: func() string {
+				return mustToken(t, ec, TokenBinding{ServiceAccount: testSA(), Secret: testBoundSecret()})
+			},
 			objects: []metav1.Object{testSA()}, wantErr: "bound secret ns1/tok"},
 		{name: "token bound to a deleted node is refused",
 			token:   func() string { return mustToken(t, ec, TokenBinding{ServiceAccount: testSA(), Node: testNode()}) },
