@@ -143,6 +143,11 @@ func (s *Server) serveAPIResourceList(w http.ResponseWriter, r *http.Request, gv
 				Name: info.Resource + "/binding", Namespaced: info.Namespaced, Kind: "Binding", Verbs: metav1.Verbs{"create"},
 			})
 		}
+		if s.servesTokenRequest(res) {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: info.Resource + "/token", Namespaced: info.Namespaced, Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: metav1.Verbs{"create"},
+			})
+		}
 		if info.Scale {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: info.Resource + "/scale", Namespaced: info.Namespaced, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: subresourceVerbs,

@@ -47,7 +47,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		// The answer is already partly sent: end the connection.
 		panic(http.ErrAbortHandler)
 	}()
-	s.route(tw, r)
+	s.serveAuthenticated(tw, r)
 }
 
 // trackingWriter remembers whether a response was started.
@@ -171,6 +171,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 			s.serveBinding(w, r, q)
 			return
 		}
+		if q.subresource == "token" {
+			s.serveTokenRequest(w, r, q)
+			return
+		}
 		s.serveCreate(w, r, q)
 	case "update":
 		s.serveUpdate(w, r, q)
@@ -243,6 +247,10 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 		if !servesBinding(res) {
 			return nil, notFound()
 		}
+	case "token":
+		if !s.servesTokenRequest(res) {
+			return nil, notFound()
+		}
 	default:
 		if hasSubresource(res, q.subresource) {
 			break
@@ -283,7 +291,7 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 	switch {
 	case needsName && q.name == "":
 		return nil, methodNotAllowed(r)
-	case q.subresource == "binding":
+	case q.subresource == "binding" || q.subresource == "token":
 		if q.verb != "create" {
 			return nil, methodNotAllowed(r)
 		}

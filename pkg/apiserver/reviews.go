@@ -15,8 +15,8 @@ import (
 // The self-review resources answer "who am I" and "may I" for the caller.
 // They are created and answered, never stored. kplane authorizes nothing,
 // so every access review is allowed (as with kube-apiserver's AlwaysAllow
-// authorizer), and the caller is the subject of its TLS client certificate
-// when it presents one, otherwise system:anonymous.
+// authorizer), and the caller is the user the request is served as
+// (callerInfo).
 
 // reviewResource is a create-only resource that answers without storing.
 type reviewResource struct {
@@ -74,16 +74,18 @@ func reviewResources() []reviewResource {
 // allowReason explains every allowed access review.
 const allowReason = "kplane does not authorize requests: everything is allowed"
 
-// callerInfo identifies the caller by its verified TLS client certificate
-// (common name as user, organizations as groups), as kube-apiserver's
-// x509 authenticator does; without one the caller is anonymous.
+// callerInfo is the user the request is served as: the one its
+// authentication (and impersonation) found, see authn.go.
 func callerInfo(r *http.Request) authenticationv1.UserInfo {
-	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.PeerCertificates) > 0 {
-		subject := r.TLS.PeerCertificates[0].Subject
-		groups := append([]string{}, subject.Organization...)
-		return authenticationv1.UserInfo{Username: subject.CommonName, Groups: append(groups, "system:authenticated")}
+	u := requestUser(r)
+	info := authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
+	if len(u.Extra) > 0 {
+		info.Extra = make(map[string]authenticationv1.ExtraValue, len(u.Extra))
+		for k, v := range u.Extra {
+			info.Extra[k] = v
+		}
 	}
-	return authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
+	return info
 }
 
 // reviewGroupVersions are the group versions of the self-review resources.

@@ -23,6 +23,8 @@ import (
 
 	"github.com/kplane/kplane/internal/freshconn"
 	"github.com/kplane/kplane/pkg/apiextensions"
+	"github.com/kplane/kplane/pkg/authentication"
+	"github.com/kplane/kplane/pkg/authorization"
 	"github.com/kplane/kplane/pkg/registry"
 	"github.com/kplane/kplane/pkg/storage"
 )
@@ -78,6 +80,22 @@ type Config struct {
 	// AdvertiseAddress is the IP the kubernetes Service's endpoints name.
 	// Default 127.0.0.1.
 	AdvertiseAddress string
+	// Authenticator identifies the sender of each request (see authn.go):
+	// a request it refuses is answered 401. Nil, with no ServiceAccount
+	// tokens either, leaves authentication off: the subject of a client
+	// certificate the TLS listener verified is the user, anyone else is
+	// system:anonymous, and nothing is refused.
+	Authenticator authentication.Authenticator
+	// Anonymous says which requests without credentials are served as
+	// system:anonymous when authentication is on. Default: the health
+	// checks, /version and the issuer's discovery documents only.
+	Anonymous AnonymousConfig
+	// Authorizer decides whether each request (and each impersonation)
+	// is allowed; denied requests get 403. Nil allows everything.
+	Authorizer authorization.Authorizer
+	// ServiceAccountIssuer issues and accepts ServiceAccount tokens.
+	// Default: none are issued or accepted.
+	ServiceAccountIssuer ServiceAccountIssuerConfig
 }
 
 // Server is a Kubernetes API server over a storage.Backend.
@@ -106,6 +124,11 @@ type Server struct {
 	openapiSet *resourceSet
 	openapi    http.Handler
 	openapiErr error
+
+	// authn authenticates requests; nil when authentication is off.
+	authn authentication.Authenticator
+	// issuer issues and accepts ServiceAccount tokens; nil when not configured.
+	issuer *issuer
 }
 
 // resource is one served resource and its store.
@@ -211,6 +234,9 @@ func New(cfg Config) (*Server, error) {
 	s.served.Store(set)
 	if crdRes := s.lookup(crdGVR); crdRes != nil {
 		s.crds = newCRDController(s, crdRes)
+	}
+	if err := s.setupAuth(); err != nil {
+		return nil, err
 	}
 	s.handler = s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock, cfg.Logger)
 	if err := s.setupServices(context.Background()); err != nil {
