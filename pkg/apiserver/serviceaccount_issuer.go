@@ -205,7 +205,13 @@ func (g storeGetter) get(ctx context.Context, resource, namespace, name string, 
 	if name == "" || strings.Contains(name, "/") {
 		return fmt.Errorf("invalid %s name %q", resource, name)
 	}
-	return res.store.Get(ctx, res.key(namespace, name), storage.GetOptions{}, out)
+	// From the watch cache when there is one, as kube-apiserver reads
+	// them from its informers; what it does not hold yet is read live.
+	key := res.key(namespace, name)
+	if err := res.store.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"}, out); err == nil {
+		return nil
+	}
+	return res.store.Get(ctx, key, storage.GetOptions{}, out)
 }
 
 // GetServiceAccount implements authentication.ServiceAccountGetter.

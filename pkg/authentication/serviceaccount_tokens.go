@@ -3,6 +3,7 @@ package authentication
 import (
 	"context"
 	"crypto"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,6 +71,9 @@ type ServiceAccountTokens struct {
 	audiences []string
 	getter    ServiceAccountGetter
 	clock     clock.PassiveClock
+	// signed holds the claims of tokens (by SHA-256) whose signature
+	// verified, until they expire; the claims are not changed.
+	signed *verifiedCache[*ServiceAccountClaims]
 }
 
 // verifyKey is a public key with its JWS algorithm and key id.
@@ -101,6 +105,7 @@ func NewServiceAccountTokens(cfg ServiceAccountTokensConfig) (*ServiceAccountTok
 		audiences: slices.Clone(cfg.Audiences),
 		getter:    cfg.Getter,
 		clock:     cfg.Clock,
+		signed:    newVerifiedCache[*ServiceAccountClaims](verifiedCacheSize),
 	}
 	for _, k := range cfg.Keys {
 		alg, err := algorithmFor(k)
@@ -118,21 +123,33 @@ func NewServiceAccountTokens(cfg ServiceAccountTokensConfig) (*ServiceAccountTok
 
 // AuthenticateToken implements TokenAuthenticator.
 func (v *ServiceAccountTokens) AuthenticateToken(ctx context.Context, token string) (*User, bool, error) {
-	hdr, payload, sig, input, err := splitJWS(token)
-	if err != nil {
-		return nil, false, nil // not a JWT: another authenticator's token
-	}
-	var c ServiceAccountClaims
-	if err := json.Unmarshal(payload, &c); err != nil {
+	if len(token) > maxTokenBytes {
 		return nil, false, nil
-	}
-	if !slices.Contains(v.issuers, c.Issuer) {
-		return nil, false, nil
-	}
-	if !v.verify(hdr, input, sig) {
-		return nil, false, errors.New("service account token: invalid signature")
 	}
 	now := v.clock.Now()
+	key := sha256.Sum256([]byte(token))
+	c, ok := v.signed.get(key, now)
+	if !ok {
+		hdr, payload, sig, input, err := splitJWS(token)
+		if err != nil {
+			return nil, false, nil // not a JWT: another authenticator's token
+		}
+		c = &ServiceAccountClaims{}
+		if err := json.Unmarshal(payload, c); err != nil {
+			return nil, false, nil
+		}
+		if !slices.Contains(v.issuers, c.Issuer) {
+			return nil, false, nil
+		}
+		if !v.verify(hdr, input, sig) {
+			return nil, false, errors.New("service account token: invalid signature")
+		}
+		if c.Expiry != 0 {
+			// The signature stays valid; the claims are checked below on
+			// every use, the live objects too.
+			v.signed.put(key, c, time.Unix(c.Expiry, 0).Add(tokenLeeway))
+		}
+	}
 	switch {
 	case c.Expiry == 0:
 		return nil, false, errors.New("service account token: no expiry")
@@ -153,7 +170,7 @@ func (v *ServiceAccountTokens) AuthenticateToken(ctx context.Context, token stri
 	if c.Subject != ServiceAccountUsername(k.Namespace, k.ServiceAccount.Name) {
 		return nil, false, errors.New("service account token: sub does not name the ServiceAccount of the kubernetes.io claim")
 	}
-	return v.checkLive(ctx, &c, now)
+	return v.checkLive(ctx, c, now)
 }
 
 // verify reports whether one of the keys signed input: the key the header

@@ -463,3 +463,31 @@ func FuzzServiceAccountToken(f *testing.F) {
 		}
 	})
 }
+
+func TestServiceAccountTokensCheckLiveObjectsOnEveryUse(t *testing.T) {
+	s, _ := GenerateTokenSigner()
+	clk := testclock.NewFakePassiveClock(testNow)
+	objs := newFakeObjects(testSA(), testBoundPod())
+	v, err := NewServiceAccountTokens(ServiceAccountTokensConfig{Issuers: []string{testIssuer}, Keys: []crypto.PublicKey{s.PublicKey()}, Getter: objs, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := mustToken(t, s, TokenBinding{ServiceAccount: testSA(), Pod: testBoundPod()})
+	for range 2 {
+		if _, ok, err := v.AuthenticateToken(context.Background(), tok); !ok || err != nil {
+			t.Fatalf("ok=%v err=%v", ok, err)
+		}
+	}
+	if len(v.signed.entries) != 1 {
+		t.Fatalf("%d verified tokens remembered, want 1", len(v.signed.entries))
+	}
+	objs.remove(testBoundPod())
+	if _, _, err := v.AuthenticateToken(context.Background(), tok); err == nil {
+		t.Fatal("a remembered token still works after its pod is gone")
+	}
+	objs.put(testBoundPod())
+	clk.SetTime(testNow.Add(time.Hour + 2*time.Minute))
+	if _, _, err := v.AuthenticateToken(context.Background(), tok); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("a remembered token past its expiry: %v", err)
+	}
+}

@@ -1,10 +1,13 @@
 package authentication
 
 import (
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"k8s.io/utils/clock"
 )
@@ -32,7 +35,14 @@ type X509Config struct {
 type X509 struct {
 	roots *x509.CertPool
 	clock clock.PassiveClock
+	// verified holds the chains (by the SHA-256 of the certificates sent)
+	// that verified, with the span in which all their certificates are
+	// valid: the same chain verifies against the same roots within it.
+	verified *verifiedCache[validity]
 }
+
+// validity is the span in which every certificate of a chain is valid.
+type validity struct{ notBefore, notAfter time.Time }
 
 var _ Authenticator = (*X509)(nil)
 
@@ -44,7 +54,7 @@ func NewX509(cfg X509Config) (*X509, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &X509{roots: cfg.ClientCA, clock: cfg.Clock}, nil
+	return &X509{roots: cfg.ClientCA, clock: cfg.Clock, verified: newVerifiedCache[validity](verifiedCacheSize)}, nil
 }
 
 // AuthenticateRequest implements Authenticator. A request without a client
@@ -54,16 +64,7 @@ func (a *X509) AuthenticateRequest(r *http.Request) (*User, bool, error) {
 		return nil, false, nil
 	}
 	leaf := r.TLS.PeerCertificates[0]
-	opts := x509.VerifyOptions{
-		Roots:         a.roots,
-		Intermediates: x509.NewCertPool(),
-		CurrentTime:   a.clock.Now(),
-		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	for _, c := range r.TLS.PeerCertificates[1:] {
-		opts.Intermediates.AddCert(c)
-	}
-	if _, err := leaf.Verify(opts); err != nil {
+	if err := a.verify(r.TLS.PeerCertificates); err != nil {
 		return nil, false, fmt.Errorf("verifying certificate %s failed: %w", certificateID(leaf), err)
 	}
 	if leaf.Subject.CommonName == "" {
@@ -73,6 +74,50 @@ func (a *X509) AuthenticateRequest(r *http.Request) (*User, bool, error) {
 		Name:   leaf.Subject.CommonName,
 		Groups: append([]string(nil), leaf.Subject.Organization...),
 	}, true, nil
+}
+
+// verify verifies the chain sent, the leaf first, for client
+// authentication at the current time.
+func (a *X509) verify(sent []*x509.Certificate) error {
+	now := a.clock.Now()
+	h := sha256.New()
+	for _, c := range sent {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(c.Raw)))
+		h.Write(n[:])
+		h.Write(c.Raw)
+	}
+	var key [32]byte
+	h.Sum(key[:0])
+	if v, ok := a.verified.get(key, now); ok && !now.Before(v.notBefore) && !now.After(v.notAfter) {
+		return nil
+	}
+	leaf := sent[0]
+	opts := x509.VerifyOptions{
+		Roots:         a.roots,
+		Intermediates: x509.NewCertPool(),
+		CurrentTime:   a.clock.Now(),
+		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	for _, c := range sent[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	chains, err := leaf.Verify(opts)
+	if err != nil {
+		return err
+	}
+	// Any chain found will do later; remember the first one's span.
+	v := validity{notBefore: leaf.NotBefore, notAfter: leaf.NotAfter}
+	for _, c := range chains[0] {
+		if c.NotBefore.After(v.notBefore) {
+			v.notBefore = c.NotBefore
+		}
+		if c.NotAfter.Before(v.notAfter) {
+			v.notAfter = c.NotAfter
+		}
+	}
+	a.verified.put(key, v, v.notAfter)
+	return nil
 }
 
 // certificateID names a certificate in errors and logs.

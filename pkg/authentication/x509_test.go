@@ -70,3 +70,31 @@ func TestX509RequiresClientCA(t *testing.T) {
 		t.Fatal("NewX509 without ClientCA: no error")
 	}
 }
+
+func TestX509RemembersVerifiedChainsOnlyWhileValid(t *testing.T) {
+	ca := newTestCA(t, "kplane-ca")
+	clk := testclock.NewFakePassiveClock(testNow)
+	a, err := NewX509(X509Config{ClientCA: ca.pool, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := ca.clientCert(t, "alice", nil, testNow.Add(-time.Minute), testNow.Add(time.Hour))
+	for range 2 {
+		if _, ok, err := a.AuthenticateRequest(requestWithCert(cert)); !ok || err != nil {
+			t.Fatalf("ok=%v err=%v", ok, err)
+		}
+	}
+	clk.SetTime(testNow.Add(time.Hour + time.Second))
+	if _, _, err := a.AuthenticateRequest(requestWithCert(cert)); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("a remembered chain past its expiry: %v", err)
+	}
+	// The same leaf sent with another (bogus) intermediate is verified anew.
+	clk.SetTime(testNow)
+	other := newTestCA(t, "other")
+	if _, ok, err := a.AuthenticateRequest(requestWithCert(cert, other.cert)); !ok || err != nil {
+		t.Fatalf("with an extra intermediate: ok=%v err=%v", ok, err)
+	}
+	if len(a.verified.entries) != 1 {
+		t.Errorf("%d chains remembered, want 1 (the expired one is dropped)", len(a.verified.entries))
+	}
+}
