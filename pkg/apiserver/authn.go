@@ -64,22 +64,43 @@ func (s *Server) anonymousAllowed(path string) bool {
 // serveAuthenticated runs the request path's filters and then routes the
 // request as the user it is served as.
 func (s *Server) serveAuthenticated(w http.ResponseWriter, r *http.Request) {
-	u, ok := s.authenticate(w, r)
+	r, ok := s.filter(w, r)
 	if !ok {
-		return
-	}
-	r = r.WithContext(authentication.WithUser(r.Context(), u))
-	r, ok = s.impersonate(w, r)
-	if !ok {
-		return
-	}
-	if !s.authorize(w, r) {
 		return
 	}
 	if s.serveIssuerDiscovery(w, r) {
 		return
 	}
 	s.route(w, r)
+}
+
+// filter authenticates, impersonates and authorizes r, returning the
+// request to serve, or answers it and returns false.
+func (s *Server) filter(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	u, ok := s.authenticate(w, r)
+	if !ok {
+		return r, false
+	}
+	r = r.WithContext(authentication.WithUser(r.Context(), u))
+	r, ok = s.impersonate(w, r)
+	if !ok {
+		return r, false
+	}
+	return r, s.authorize(w, r)
+}
+
+// protectMetrics runs the filters on /metrics, which the metrics wrapper
+// (outside serveHTTP) answers itself, before passing it to next.
+func (s *Server) protectMetrics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			var ok bool
+			if r, ok = s.filter(w, r); !ok {
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // authenticate returns the sender of r, or answers 401 and returns false.

@@ -62,6 +62,8 @@ func TestAuthentication(t *testing.T) {
 		{name: "readyz is served to anonymous", client: anon, path: "/readyz", want: 200},
 		{name: "version is served to anonymous", client: anon, path: "/version", want: 200},
 		{name: "a path merely starting like healthz is not", client: anon, path: "/healthzz", want: 401},
+		{name: "metrics without credentials are unauthorized", client: anon, path: "/metrics", want: 401},
+		{name: "metrics with a client certificate", client: e.client(e.user("alice")), path: "/metrics", want: 200},
 		{name: "client certificate of the client CA", client: e.client(e.user("alice", "dev")), path: pods, want: 200},
 		{name: "client certificate signed by another CA is unauthorized",
 			client: e.client(other.issue(t, "alice", []string{"system:masters"}, authEnvStart.Add(-time.Minute), authEnvStart.Add(time.Hour))), path: pods, want: 401},

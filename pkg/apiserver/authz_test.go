@@ -163,6 +163,8 @@ func TestAuthorization(t *testing.T) {
 			`things.nothing.example is forbidden: User "reader" cannot list resource "things" in API group "nothing.example" at the cluster scope: denied by test`},
 		{"non-resource path", "GET", "/version", reader,
 			`forbidden: User "reader" cannot get path "/version": denied by test`},
+		{"metrics are authorized", "GET", "/metrics", reader,
+			`forbidden: User "reader" cannot get path "/metrics": denied by test`},
 		{"anonymous is authorized too", "GET", "/version", e.client(),
 			`forbidden: User "system:anonymous" cannot get path "/version": denied by test`},
 	} {

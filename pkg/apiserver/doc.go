@@ -18,6 +18,16 @@
 // metadata-only clients; a client that prefers protobuf but accepts JSON
 // gets JSON. Every failure is a metav1.Status; no failed request writes.
 //
+// Every request passes, before routing, authentication (Config.Authenticator
+// and ServiceAccount tokens: invalid credentials get 401, and so do
+// requests without any except on the Config.Anonymous paths), impersonation
+// (Impersonate-* headers, each value authorized) and authorization
+// (Config.Authorizer: denials are kube-apiserver's 403 messages). With the
+// zero Config all three are off and every request is served. The server
+// issues ServiceAccount tokens (serviceaccounts/{name}/token) and serves its
+// issuer's OpenID Connect discovery documents when Config.ServiceAccountIssuer
+// says so.
+//
 // A Server is safe for concurrent use. New starts no goroutines; Run serves
 // a listener until its context ends and returns after every request handler,
 // open watches included, has finished.

@@ -238,7 +238,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.setupAuth(); err != nil {
 		return nil, err
 	}
-	s.handler = s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock, cfg.Logger)
+	s.handler = s.protectMetrics(s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock, cfg.Logger))
 	if err := s.setupServices(context.Background()); err != nil {
 		return nil, err
 	}
