@@ -41,8 +41,7 @@ func tokenFile(t testing.TB, csv string) *authentication.TokenFile {
 }
 
 func TestAuthentication(t *testing.T) {
-	var e *authEnv
-	e = newAuthEnv(t, func(cfg *Config, x authentication.Authenticator) {
+	e := newAuthEnv(t, func(cfg *Config, x authentication.Authenticator) {
 		cfg.Authenticator = authentication.Union(x, authentication.Bearer(tokenFile(t, "secret-token,carol,uid-c,\"dev,ops\"\n")))
 	})
 	other := newTestCA(t, "another-ca", authEnvStart)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -149,7 +149,7 @@ func requestAttributes(r *http.Request, u *authentication.User) authorization.At
 		}
 		if fs := q.Get("fieldSelector"); fs != "" {
 			if sel, err := fields.ParseSelector(fs); err == nil {
-				if name, ok := sel.RequiresExactMatch("metadata.name"); ok && len(path.IsValidPathSegmentName(name)) == 0 {
+				if name, ok := sel.RequiresExactMatch("metadata.name"); ok && len(content.IsPathSegmentName(name)) == 0 {
 					a.Name = name
 				}
 			}
