@@ -56,12 +56,12 @@ func BenchmarkGetPodAuth(b *testing.B) {
 				c.ServiceAccountIssuer = ServiceAccountIssuerConfig{Issuer: testIssuerURL, Signer: signer}
 			},
 			prepare: func(b *testing.B, s *Server, r *http.Request) {
-				sa, err := storeGetter{s}.GetServiceAccount(context.Background(), "default", "default")
+				sa, err := storeGetter{s: s}.GetServiceAccount(context.Background(), "default", "default")
 				if err != nil {
 					// No ServiceAccount controller runs here: make one.
 					rec := httptest.NewRecorder()
 					s.Handler().ServeHTTP(rec, mustRequest(b, "POST", saPath("default", ""), `{"metadata":{"name":"default"}}`, r))
-					if sa, err = (storeGetter{s}).GetServiceAccount(context.Background(), "default", "default"); err != nil {
+					if sa, err = (storeGetter{s: s}).GetServiceAccount(context.Background(), "default", "default"); err != nil {
 						b.Fatalf("create ServiceAccount: %d %s", rec.Code, rec.Body)
 					}
 				}

@@ -182,3 +182,22 @@ func TestAuthorization(t *testing.T) {
 		e.do(e.client(e.user("broken")), "GET", podPath("default", "web"), nil).expect(t, 500, metav1.StatusReasonInternalError)
 	})
 }
+
+func FuzzRequestAttributes(f *testing.F) {
+	for _, p := range []string{"/api/v1/namespaces/a/pods/b/log", "/apis/g/v/watch", "/api/v1/watch", "/api/v1/proxy", "//api//v1", "/apis/a/b/c/d/e/f/g"} {
+		f.Add("GET", p, "watch=1&fieldSelector=metadata.name%3Dx")
+	}
+	f.Fuzz(func(t *testing.T, method, p, query string) {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Method, r.URL.Path, r.URL.RawQuery = method, p, query
+		a := requestAttributes(r, nil)
+		if a.ResourceRequest {
+			parts := splitPath(p)
+			if len(parts) < 3 || (parts[0] != "api" && parts[0] != "apis") {
+				t.Fatalf("%q is no resource path but was taken for one: %+v", p, a)
+			}
+		} else if a.Resource != "" || a.Namespace != "" || a.Name != "" {
+			t.Fatalf("non-resource request with resource fields: %+v", a)
+		}
+	})
+}

@@ -41,7 +41,7 @@ func (s *Server) impersonate(w http.ResponseWriter, r *http.Request) (*http.Requ
 			extraKeys = append(extraKeys, k)
 		}
 	}
-	_, hasUID := h[textproto.CanonicalMIMEHeaderKey(authenticationv1.ImpersonateUIDHeader)]
+	hasUID := uid != ""
 	if username == "" {
 		if len(groups) > 0 || len(extraKeys) > 0 || hasUID {
 			s.writeError(w, r, apierrors.NewBadRequest("requested impersonation of groups, a uid or user extras without impersonating a user"))

@@ -91,7 +91,7 @@ func (s *Server) setupAuth() error {
 			Issuers:   append([]string{ic.Issuer}, ic.AcceptedIssuers...),
 			Keys:      is.keys,
 			Audiences: ic.APIAudiences,
-			Getter:    storeGetter{s},
+			Getter:    storeGetter{s: s},
 			Clock:     s.clock,
 		})
 		if err != nil {
@@ -193,7 +193,11 @@ func (s *Server) serveIssuerDiscovery(w http.ResponseWriter, r *http.Request) bo
 
 // storeGetter reads the objects ServiceAccount tokens name from the
 // server's own stores.
-type storeGetter struct{ s *Server }
+type storeGetter struct {
+	s *Server
+	// consistent reads the newest state only, never the watch cache's.
+	consistent bool
+}
 
 var _ authentication.ServiceAccountGetter = storeGetter{}
 
@@ -208,6 +212,9 @@ func (g storeGetter) get(ctx context.Context, resource, namespace, name string, 
 	// From the watch cache when there is one, as kube-apiserver reads
 	// them from its informers; what it does not hold yet is read live.
 	key := res.key(namespace, name)
+	if g.consistent {
+		return res.store.Get(ctx, key, storage.GetOptions{}, out)
+	}
 	if err := res.store.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"}, out); err == nil {
 		return nil
 	}

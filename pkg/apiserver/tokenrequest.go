@@ -60,7 +60,7 @@ func (s *Server) serveTokenRequest(w http.ResponseWriter, r *http.Request, q *re
 		return
 	}
 	ctx := r.Context()
-	get := storeGetter{s}
+	get := storeGetter{s: s, consistent: true} // as kube-apiserver, from storage
 	sa, err := get.GetServiceAccount(ctx, q.namespace, q.name)
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
