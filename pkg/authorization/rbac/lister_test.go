@@ -17,8 +17,11 @@ func newPolicy() *policy {
 	return &policy{roles: map[string]*rbacv1.Role{}, roleBindings: map[string][]*rbacv1.RoleBinding{}, clusterRoles: map[string]*rbacv1.ClusterRole{}}
 }
 
-func (p *policy) Role(ns, name string) (*rbacv1.Role, bool) { r, ok := p.roles[ns+"/"+name]; return r, ok }
-func (p *policy) RoleBindings(ns string) []*rbacv1.RoleBinding  { return p.roleBindings[ns] }
+func (p *policy) Role(ns, name string) (*rbacv1.Role, bool) {
+	r, ok := p.roles[ns+"/"+name]
+	return r, ok
+}
+func (p *policy) RoleBindings(ns string) []*rbacv1.RoleBinding { return p.roleBindings[ns] }
 func (p *policy) ClusterRole(name string) (*rbacv1.ClusterRole, bool) {
 	r, ok := p.clusterRoles[name]
 	return r, ok
