@@ -78,6 +78,15 @@ type Config struct {
 	// AdvertiseAddress is the IP the kubernetes Service's endpoints name.
 	// Default 127.0.0.1.
 	AdvertiseAddress string
+
+	// RBAC authorization (see rbac.go).
+	//
+	// AuthorizationMode is AuthorizationModeAlwaysAllow (the default, also
+	// "") or AuthorizationModeRBAC. RBAC makes New reconcile the bootstrap
+	// policy, keeps a cache of the RBAC objects while RunControllers (or
+	// Run) runs, refuses RBAC writes that escalate, answers access reviews
+	// with RBAC and makes Authorizer return the RBAC authorizer.
+	AuthorizationMode string
 }
 
 // Server is a Kubernetes API server over a storage.Backend.
@@ -106,6 +115,9 @@ type Server struct {
 	openapiSet *resourceSet
 	openapi    http.Handler
 	openapiErr error
+
+	// rbac is set in RBAC authorization mode; read only after New.
+	rbac *rbacState
 }
 
 // resource is one served resource and its store.
@@ -220,6 +232,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.ensureSystemPriorityClasses(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := s.setupRBAC(context.Background()); err != nil {
 		return nil, err
 	}
 	return s, nil
