@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -19,7 +21,9 @@ import (
 // ClusterRoleBindings in memory for the RBAC authorizer, following the
 // stores with list and watch. Readers get immutable snapshots, replaced
 // whole on every change, so lookups take no lock and allocate nothing;
-// the objects in them are shared and never changed.
+// the objects in them are shared and never changed. Bindings are listed
+// by name, so that the binding an allowed request is credited to does
+// not vary from one request to the next.
 type rbacCache struct {
 	s *Server
 	// res are the four RBAC resources, in the order of rbacResourceNames.
@@ -238,6 +242,9 @@ func (c *rbacCache) publish(i int, objs map[string]runtime.Object) {
 				m[b.Namespace] = append(m[b.Namespace], b)
 			}
 		}
+		for _, l := range m {
+			slices.SortFunc(l, func(a, b *rbacv1.RoleBinding) int { return strings.Compare(a.Name, b.Name) })
+		}
 		c.roleBindings.Store(&m)
 	case "clusterroles":
 		m := map[string]*rbacv1.ClusterRole{}
@@ -254,6 +261,7 @@ func (c *rbacCache) publish(i int, objs map[string]runtime.Object) {
 				l = append(l, b)
 			}
 		}
+		slices.SortFunc(l, func(a, b *rbacv1.ClusterRoleBinding) int { return strings.Compare(a.Name, b.Name) })
 		c.crbs.Store(&l)
 	}
 	c.notify()

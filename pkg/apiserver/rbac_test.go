@@ -17,6 +17,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/kplane/kplane/pkg/authentication"
+	"github.com/kplane/kplane/pkg/authorization"
 	"github.com/kplane/kplane/pkg/authorization/rbac/bootstrap"
 	"github.com/kplane/kplane/pkg/storage"
 	"github.com/kplane/kplane/pkg/storage/memory"
@@ -559,4 +560,41 @@ func TestEscalationPrevention(t *testing.T) {
 		e.do("POST", rbacAPI+"/namespaces/other/roles?dryRun=All", &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "dry"},
 			Rules: []rbacv1.PolicyRule{{Verbs: []string{"delete"}, APIGroups: []string{""}, Resources: []string{"nodes"}}}}, bob...).expect(t, 403, metav1.StatusReasonForbidden)
 	})
+}
+
+func TestPolicyCacheFollowsDeletes(t *testing.T) {
+	e := newRBACEnv(t, nil)
+	ctx := context.Background()
+	authz := e.server.Authorizer()
+	attrs := func() (bool, string) {
+		d, reason, err := authz.Authorize(ctx, authorizationAttrs("dave", "get", "", "configmaps", "team"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d == authorization.DecisionAllow, reason
+	}
+	if ok, _ := attrs(); ok {
+		t.Fatal("allowed before any binding")
+	}
+	e.createBinding("team", "dave-view", "ClusterRole", "system:aggregate-to-view", userSubject("dave"))
+	if ok, reason := attrs(); !ok {
+		t.Fatalf("not allowed after the binding: %q", reason)
+	}
+	e.do("DELETE", "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings/dave-view", nil, admin...).expect(t, 200, "")
+	e.waitPolicy(func(c *rbacCache) bool { return len(c.RoleBindings("team")) == 0 })
+	if ok, _ := attrs(); ok {
+		t.Fatal("still allowed after the binding was deleted")
+	}
+	// Deleting the role a binding names makes it an evaluation error.
+	e.createBinding("team", "dave-view", "ClusterRole", "system:aggregate-to-view", userSubject("dave"))
+	e.do("DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:aggregate-to-view", nil, admin...).expect(t, 200, "")
+	e.waitPolicy(func(c *rbacCache) bool { _, ok := c.ClusterRole("system:aggregate-to-view"); return !ok })
+	if ok, reason := attrs(); ok || reason != `RBAC: clusterrole.rbac.authorization.k8s.io "system:aggregate-to-view" not found` {
+		t.Fatalf("got %v %q", ok, reason)
+	}
+}
+
+func authorizationAttrs(user, verb, group, resource, ns string) authorization.Attributes {
+	return authorization.Attributes{User: &authentication.User{Name: user}, Verb: verb, ResourceRequest: true,
+		APIGroup: group, APIVersion: "v1", Resource: resource, Namespace: ns}
 }
