@@ -19,11 +19,11 @@ import (
 // allowing) when not, as kube-apiserver's authorization filter does. With
 // no Authorizer every request is allowed.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
-	if s.cfg.Authorizer == nil {
+	if s.authz == nil {
 		return true
 	}
 	attrs := requestAttributes(r, requestUser(r))
-	d, reason, err := s.cfg.Authorizer.Authorize(r.Context(), attrs)
+	d, reason, err := s.authz.Authorize(r.Context(), attrs)
 	if d == authorization.DecisionAllow {
 		return true
 	}

@@ -80,10 +80,16 @@ func newCRDController(s *Server, res *resource) *crdController {
 
 // RunControllers runs the server's own controllers until ctx ends: when
 // the server serves customresourcedefinitions, the one that serves their
-// custom resources. Run calls it; a server whose Handler is served some
-// other way must run it too for custom resources to be served. It returns
-// once every goroutine it started has stopped.
+// custom resources, and in RBAC mode the cache of the RBAC policy. Run
+// calls it; a server whose Handler is served some other way must run it
+// too for custom resources to be served and RBAC decisions to be made. It
+// returns once every goroutine it started has stopped.
 func (s *Server) RunControllers(ctx context.Context) error {
+	if s.rbac != nil {
+		var wg sync.WaitGroup
+		wg.Go(func() { s.rbac.cache.run(ctx) })
+		defer wg.Wait()
+	}
 	if s.crds == nil {
 		<-ctx.Done()
 		return nil

@@ -124,6 +124,9 @@ func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace str
 	if errs := res.strategy.Validate(obj); len(errs) > 0 {
 		return nil, false, res.invalid(m.GetName(), errs)
 	}
+	if err := s.checkRBACWrite(ctx, res, obj, nil); err != nil {
+		return nil, false, err
+	}
 	res.setKind(obj)
 	return obj, generated, nil
 }

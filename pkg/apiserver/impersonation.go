@@ -53,10 +53,10 @@ func (s *Server) impersonate(w http.ResponseWriter, r *http.Request) (*http.Requ
 	requester := requestUser(r)
 	check := func(a authorization.Attributes) bool {
 		a.User, a.Verb, a.ResourceRequest = requester, "impersonate", true
-		if s.cfg.Authorizer == nil {
+		if s.authz == nil {
 			return true
 		}
-		d, reason, err := s.cfg.Authorizer.Authorize(r.Context(), a)
+		d, reason, err := s.authz.Authorize(r.Context(), a)
 		if d == authorization.DecisionAllow {
 			return true
 		}

@@ -67,7 +67,7 @@ func (s *Server) openapiKinds(set *resourceSet) []openapi.Kind {
 		kinds = append(kinds, k)
 	}
 	for _, rr := range reviewResources() {
-		kinds = append(kinds, openapi.Kind{GVK: rr.gvk, Resource: rr.resource, Object: rr.newObj(), CreateOnly: true})
+		kinds = append(kinds, openapi.Kind{GVK: rr.gvk, Resource: rr.resource, Namespaced: rr.namespaced, Object: rr.newObj(), CreateOnly: true})
 	}
 	return kinds
 }

@@ -88,12 +88,13 @@ func TestSelfReviews(t *testing.T) {
 		e.do("GET", "/apis/authorization.k8s.io/v1", nil).decode(t, &list)
 		var names []string
 		for _, r := range list.APIResources {
-			if r.Namespaced || len(r.Verbs) != 1 || r.Verbs[0] != "create" {
+			if r.Namespaced != (r.Name == "localsubjectaccessreviews") || len(r.Verbs) != 1 || r.Verbs[0] != "create" {
 				t.Errorf("resource %+v", r)
 			}
 			names = append(names, r.Name)
 		}
-		if diff := cmp.Diff([]string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, names); diff != "" {
+		want := []string{"localsubjectaccessreviews", "selfsubjectaccessreviews", "selfsubjectrulesreviews", "subjectaccessreviews"}
+		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("resources (-want +got):\n%s", diff)
 		}
 	})

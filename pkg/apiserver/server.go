@@ -96,6 +96,15 @@ type Config struct {
 	// ServiceAccountIssuer issues and accepts ServiceAccount tokens.
 	// Default: none are issued or accepted.
 	ServiceAccountIssuer ServiceAccountIssuerConfig
+
+	// RBAC authorization (see rbac.go).
+	//
+	// AuthorizationMode is AuthorizationModeAlwaysAllow (the default, also
+	// "") or AuthorizationModeRBAC. RBAC makes New reconcile the bootstrap
+	// policy, keeps a cache of the RBAC objects while RunControllers (or
+	// Run) runs, refuses RBAC writes that escalate, answers access reviews
+	// with RBAC and makes Authorizer return the RBAC authorizer.
+	AuthorizationMode string
 }
 
 // Server is a Kubernetes API server over a storage.Backend.
@@ -129,6 +138,10 @@ type Server struct {
 	authn authentication.Authenticator
 	// issuer issues and accepts ServiceAccount tokens; nil when not configured.
 	issuer *issuer
+	// rbac is set in RBAC authorization mode; read only after New.
+	rbac *rbacState
+	// authz authorizes every request (see Authorizer); nil allows all.
+	authz authorization.Authorizer
 }
 
 // resource is one served resource and its store.
@@ -248,6 +261,10 @@ func New(cfg Config) (*Server, error) {
 	if err := s.ensureSystemPriorityClasses(context.Background()); err != nil {
 		return nil, err
 	}
+	if err := s.setupRBAC(context.Background()); err != nil {
+		return nil, err
+	}
+	s.chooseAuthorizer()
 	return s, nil
 }
 

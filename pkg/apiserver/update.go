@@ -200,6 +200,9 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 		if err != nil {
 			return nil, err
 		}
+		if err := s.checkRBACWrite(ctx, res, out, current); err != nil {
+			return nil, err
+		}
 		if completesDeletion(accessor(out)) && !namespaceHeld(out) {
 			deleteObj = out
 			return nil, errEmptiedFinalizers
