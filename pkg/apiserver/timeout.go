@@ -47,7 +47,7 @@ func (s *Server) withTimeout(next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		tw := &timeoutWriter{w: w, header: w.Header().Clone()}
+		tw := &timeoutWriter{w: w, header: w.Header().Clone(), ctx: ctx}
 		done := make(chan struct{})
 		var panicked any
 		go func() {
@@ -60,7 +60,11 @@ func (s *Server) withTimeout(next http.Handler) http.Handler {
 			if panicked != nil {
 				panic(panicked)
 			}
-			return
+			if !tw.dropped() {
+				return
+			}
+			// The handler answered after the deadline: its answer was
+			// dropped, the 504 is sent instead.
 		case <-ctx.Done():
 		}
 		if !tw.timeOut() {
@@ -82,6 +86,10 @@ func (s *Server) withTimeout(next http.Handler) http.Handler {
 type timeoutWriter struct {
 	w      http.ResponseWriter
 	header http.Header
+	// ctx is the handler's: once it is done, the handler's writes are
+	// dropped even before the filter takes over, so that an error the
+	// handler writes because its context ended does not race the 504.
+	ctx context.Context
 
 	mu          sync.Mutex
 	wroteHeader bool // the handler's status line is sent
@@ -96,8 +104,16 @@ func (tw *timeoutWriter) WriteHeader(code int) {
 	tw.writeHeaderLocked(code)
 }
 
+// lateLocked reports whether the handler's writes are to be dropped.
+func (tw *timeoutWriter) lateLocked() bool {
+	if !tw.timedOut && tw.ctx.Err() != nil {
+		tw.timedOut = true
+	}
+	return tw.timedOut
+}
+
 func (tw *timeoutWriter) writeHeaderLocked(code int) {
-	if tw.timedOut || tw.wroteHeader {
+	if tw.lateLocked() || tw.wroteHeader {
 		return
 	}
 	tw.wroteHeader = true
@@ -112,7 +128,7 @@ func (tw *timeoutWriter) writeHeaderLocked(code int) {
 func (tw *timeoutWriter) Write(b []byte) (int, error) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	if tw.timedOut {
+	if tw.lateLocked() {
 		return 0, http.ErrHandlerTimeout
 	}
 	tw.writeHeaderLocked(http.StatusOK)
@@ -123,13 +139,20 @@ func (tw *timeoutWriter) Write(b []byte) (int, error) {
 func (tw *timeoutWriter) Flush() {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	if tw.timedOut {
+	if tw.lateLocked() {
 		return
 	}
 	if f, ok := tw.w.(http.Flusher); ok {
 		tw.writeHeaderLocked(http.StatusOK)
 		f.Flush()
 	}
+}
+
+// dropped reports whether writes of the handler were dropped as late.
+func (tw *timeoutWriter) dropped() bool {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	return tw.timedOut
 }
 
 // timeOut ends the handler's use of the writer and reports whether it had
