@@ -116,6 +116,9 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if net.ParseIP(o.bindAddress) == nil && o.bindAddress != "localhost" {
 		return fmt.Errorf("--bind-address %q is not an IP address", o.bindAddress)
 	}
+	if err := o.secure.validate(); err != nil {
+		return err
+	}
 	backend, runBackend, closeBackend, err := o.openStorage(ctx, logger)
 	if err != nil {
 		return err

@@ -62,6 +62,23 @@ func (o *servingOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.auditMaxAgeDays, "audit-log-maxage", 0, "days rotated audit logs are kept; 0 keeps them regardless of age")
 }
 
+// validate checks the flags that go together, before anything is opened.
+func (o *servingOptions) validate() error {
+	switch {
+	case o.insecure() && (o.certFile != "" || o.keyFile != "" || o.clientCAFile != "" || len(o.tlsSANs) > 0):
+		return errors.New("--insecure-http excludes --tls-cert-file, --tls-private-key-file, --client-ca-file and --tls-san")
+	case (o.certFile == "") != (o.keyFile == ""):
+		return errors.New("--tls-cert-file and --tls-private-key-file go together")
+	case (o.auditLogPath == "") != (o.auditPolicyFile == ""):
+		return errors.New("--audit-log-path and --audit-policy-file go together")
+	case o.maxInFlight < 0 || o.maxMutatingInFlight < 0 || o.requestTimeout < 0:
+		return errors.New("--max-requests-inflight, --max-mutating-requests-inflight and --request-timeout must not be negative")
+	case o.auditMaxBackups < 0 || o.auditMaxAgeDays < 0:
+		return errors.New("--audit-log-maxbackup and --audit-log-maxage must not be negative")
+	}
+	return nil
+}
+
 // insecure reports whether plain HTTP was asked for.
 func (o *servingOptions) insecure() bool { return o.insecureHTTP || !o.tls }
 
@@ -112,10 +129,10 @@ func servingHosts(bindAddress, advertiseAddress string, sans []string) []string 
 // transport returns the TLS configuration and credentials the flags ask
 // for, or nil ones (and a loud warning) for plain HTTP.
 func (o *servingOptions) transport(dataDir, bindAddress string, port int, advertiseAddress string, logger *slog.Logger) (*tls.Config, *pki, error) {
+	if err := o.validate(); err != nil {
+		return nil, nil, err
+	}
 	if o.insecure() {
-		if o.certFile != "" || o.keyFile != "" || o.clientCAFile != "" || len(o.tlsSANs) > 0 {
-			return nil, nil, errors.New("--insecure-http excludes --tls-cert-file, --tls-private-key-file, --client-ca-file and --tls-san")
-		}
 		logger.Warn("serving plain HTTP: anyone who can reach " + net.JoinHostPort(bindAddress, strconv.Itoa(port)) +
 			" can read what is sent and sent credentials, and clients cannot know they reach this server; drop --insecure-http to serve HTTPS")
 		return nil, nil, nil
@@ -140,8 +157,8 @@ func (o *servingOptions) auditor(logger *slog.Logger) (*audit.Auditor, func(), e
 	if o.auditLogPath == "" && o.auditPolicyFile == "" {
 		return nil, func() {}, nil
 	}
-	if o.auditLogPath == "" || o.auditPolicyFile == "" {
-		return nil, nil, errors.New("--audit-log-path and --audit-policy-file go together")
+	if err := o.validate(); err != nil {
+		return nil, nil, err
 	}
 	policy, err := audit.LoadPolicy(o.auditPolicyFile)
 	if err != nil {
