@@ -38,12 +38,13 @@ func (s *Server) withAudit(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ri := requestInfoFrom(r)
-		id := types.UID(r.Header.Get(auditIDHeader))
+		ctx := r.Context()
+		id := audit.AuditIDFrom(ctx)
 		if id == "" {
+			// Not behind withAuditID (a handler chain built otherwise).
 			id = uuid.NewUUID()
+			ctx = audit.WithAuditID(ctx, id)
 		}
-		w.Header().Set(auditIDHeader, string(id))
-		ctx := audit.WithAuditID(r.Context(), id)
 		var user *audit.UserInfo
 		if u := authentication.UserFrom(ctx); u != nil {
 			user = &audit.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
@@ -119,6 +120,24 @@ func (s *Server) withAudit(next http.Handler) http.Handler {
 				e.ResponseObject = jsonBody(aw.body.Bytes(), aw.over, rc.OmitManagedFields)
 			}
 		})
+	})
+}
+
+// withAuditID gives each request its audit ID, in its context and in the
+// Audit-ID response header, outside the other filters so that every
+// answer (a 504 of the timeout included) carries it. With no Auditor it
+// is not in the chain.
+func (s *Server) withAuditID(next http.Handler) http.Handler {
+	if s.cfg.Auditor == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := types.UID(r.Header.Get(auditIDHeader))
+		if id == "" {
+			id = uuid.NewUUID()
+		}
+		w.Header().Set(auditIDHeader, string(id))
+		next.ServeHTTP(w, r.WithContext(audit.WithAuditID(r.Context(), id)))
 	})
 }
 

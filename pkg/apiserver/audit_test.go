@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -230,4 +233,30 @@ func TestAuditRecordsUserAndRefusals(t *testing.T) {
 	if ev.ResponseStatus == nil || ev.ResponseStatus.Code != 429 || ev.ResponseStatus.Reason != metav1.StatusReasonTooManyRequests {
 		t.Errorf("responseStatus %+v", ev.ResponseStatus)
 	}
+}
+
+// TestAuditIDOnTimeout checks that the 504 of a request out of time
+// carries the request's Audit-ID, as every answer does.
+func TestAuditIDOnTimeout(t *testing.T) {
+	p, err := audit.ParsePolicy([]byte(auditTestPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEnv(t, func(c *Config) {
+		a, err := audit.New(audit.Config{Policy: p, Sink: &syncBuffer{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Auditor, c.RequestTimeout = a, time.Second
+	})
+	synctest.Test(t, func(t *testing.T) {
+		h := e.server.withFilters(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/api/v1/pods", nil)
+		req.Header.Set("Audit-ID", "slow-one")
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusGatewayTimeout || rec.Header().Get("Audit-ID") != "slow-one" {
+			t.Fatalf("%d Audit-ID %q", rec.Code, rec.Header().Get("Audit-ID"))
+		}
+	})
 }

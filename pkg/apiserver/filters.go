@@ -16,6 +16,7 @@ func (s *Server) withFilters(router http.Handler) http.Handler {
 	h := s.withInFlightLimit(router)
 	h = s.withAudit(h)
 	h = s.withTimeout(h)
+	h = s.withAuditID(h)
 	return withRequestInfo(h)
 }
 

@@ -37,7 +37,7 @@ func TestRequestTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newTestEnv(t)
+			e := newTestEnv(t, func(c *Config) { c.RequestTimeout = DefaultRequestTimeout })
 			synctest.Test(t, func(t *testing.T) {
 				lateWrite := make(chan error, 1)
 				handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
