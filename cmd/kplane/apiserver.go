@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -37,7 +35,7 @@ type apiServerOptions struct {
 	etcdTLS       etcd.TLSFiles
 	dataDir       string
 	kubeconfigOut string
-	tls           bool
+	secure        servingOptions
 	watchCache    bool
 	log           logOptions
 	services      serviceOptions
@@ -57,10 +55,25 @@ func newAPIServerCommand() *cobra.Command {
 		Long: `Serve the Kubernetes API and write a kubeconfig for it (default
 <data-dir>/kubeconfig) that kubectl and client-go can use.
 
-Transport: plain HTTP by default; --tls serves HTTPS with a certificate
-from a self-signed CA kept in <data-dir>/pki, and the kubeconfig trusts the
-CA and presents an admin client certificate. Requests are not authorized:
-bind to loopback (the default) unless the network is trusted.
+Transport: HTTPS (HTTP/2 included). On first start a certificate authority
+(ECDSA P-256) is created in <data-dir>/pki with a serving certificate for
+localhost, 127.0.0.1, ::1, the hostname, --bind-address, --advertise-address
+and every --tls-san, and client certificates for kplane-admin (group
+system:masters), system:kube-controller-manager and the simulated nodes
+(system:node:kplane-nodesim, group system:nodes). Later starts reuse them and
+reissue a certificate that is in the last third of its lifetime or lacks a
+name. Keys are written 0600. --tls-cert-file with --tls-private-key-file and
+--client-ca-file replace the generated serving certificate and client CA.
+The kubeconfig (default <data-dir>/kubeconfig) trusts the CA and presents the
+admin certificate; <data-dir>/controller-manager.kubeconfig and
+<data-dir>/node.kubeconfig present the other two. --insecure-http serves
+plain HTTP instead, for throwaway local runs only.
+
+Load: at most --max-requests-inflight non-mutating and
+--max-mutating-requests-inflight mutating requests are served at once (the
+excess gets 429 with Retry-After; watches are not counted), and requests other
+than watches are answered 504 after --request-timeout. --audit-log-path with
+--audit-policy-file writes an audit.k8s.io/v1 audit log, rotated by size.
 
 Storage: --storage=etcd (the default) stores in etcd: the --etcd-servers
 cluster when given (with --etcd-cafile, --etcd-certfile and --etcd-keyfile
@@ -85,9 +98,9 @@ The server stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&o.etcdTLS.KeyFile, "etcd-keyfile", "", "PEM client key for --etcd-certfile")
 	f.BoolVar(&o.watchCache, "watch-cache", true, "with --storage=etcd, serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	f.StringVar(&o.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
-	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate from a self-signed CA kept in <data-dir>/pki (the kubeconfig trusts it)")
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "where to write a kubeconfig for the server (default <data-dir>/kubeconfig; \"-\" writes none)")
 	o.services.addFlags(cmd)
+	o.secure.addFlags(cmd)
 	o.log.addFlags(cmd)
 	return cmd
 }
@@ -103,30 +116,35 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if net.ParseIP(o.bindAddress) == nil && o.bindAddress != "localhost" {
 		return fmt.Errorf("--bind-address %q is not an IP address", o.bindAddress)
 	}
+	if err := o.secure.validate(); err != nil {
+		return err
+	}
 	backend, runBackend, closeBackend, err := o.openStorage(ctx, logger)
 	if err != nil {
 		return err
 	}
 	defer closeBackend()
 
-	var tlsConfig *tls.Config
-	var creds *pki
-	scheme := "http"
-	if o.tls {
-		hosts := []string{"localhost", "127.0.0.1", "::1"}
-		if ip := net.ParseIP(o.bindAddress); ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() {
-			hosts = append(hosts, o.bindAddress)
-		}
-		p, err := loadOrCreatePKI(filepath.Join(o.dataDir, "pki"), hosts, time.Now())
-		if err != nil {
-			return err
-		}
-		tlsConfig, creds, scheme = p.tlsConfig(), p, "https"
+	tlsConfig, creds, err := o.secure.transport(o.dataDir, o.bindAddress, o.port, o.services.advertiseAddress, logger)
+	if err != nil {
+		return err
 	}
+	scheme := "https"
+	if creds == nil {
+		scheme = "http"
+	}
+	auditor, closeAudit, err := o.secure.auditor(logger)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cfg := apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: reg, TLS: tlsConfig}
+	cfg := apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: reg, TLS: tlsConfig, Auditor: auditor}
 	o.services.apply(&cfg, o.bindAddress)
+	if err := o.secure.apply(&cfg); err != nil {
+		return err
+	}
 	srv, err := apiserver.New(cfg)
 	if err != nil {
 		return err
@@ -249,30 +267,52 @@ func (o *apiServerOptions) kubeconfigPath() string {
 	}
 }
 
+// controllerManagerKubeconfig and nodeKubeconfig are the kubeconfigs, in
+// the data dir, of the controller manager and the simulated nodes.
+const (
+	controllerManagerKubeconfig = "controller-manager.kubeconfig"
+	nodeKubeconfig              = "node.kubeconfig"
+)
+
 // writeKubeconfig writes a kubeconfig whose current context is the server,
-// trusting the CA of creds and presenting its admin certificate, if any.
+// trusting the CA of creds and presenting its admin certificate, and, over
+// HTTPS, the controller manager's and the nodes' kubeconfigs in the data
+// dir. "-" as --kubeconfig-out writes none.
 func (o *apiServerOptions) writeKubeconfig(server string, creds *pki) error {
 	path := o.kubeconfigPath()
 	if path == "" {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
+	files := map[string]string{}
+	if creds == nil {
+		files[path] = kubeconfig(server, nil, nil)
+	} else {
+		files[path] = kubeconfig(server, creds.caPEM, &creds.admin)
+		files[filepath.Join(o.dataDir, controllerManagerKubeconfig)] = kubeconfig(server, creds.caPEM, &creds.controllerManager)
+		files[filepath.Join(o.dataDir, nodeKubeconfig)] = kubeconfig(server, creds.caPEM, &creds.node)
 	}
-	if err := os.WriteFile(path, []byte(kubeconfig(server, creds)), 0o600); err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
+	for p, content := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return fmt.Errorf("kubeconfig: %w", err)
+		}
+		if err := writeFileAtomic(p, []byte(content), 0o600); err != nil {
+			return fmt.Errorf("kubeconfig: %w", err)
+		}
 	}
 	return nil
 }
 
-// kubeconfig renders a kubeconfig for the server: plain HTTP without
-// credentials, or HTTPS trusting the CA with the admin client certificate.
-func kubeconfig(server string, creds *pki) string {
+// kubeconfig renders a kubeconfig for the server: without credentials for
+// plain HTTP, else trusting caPEM (the system roots when nil) and
+// presenting cred.
+func kubeconfig(server string, caPEM []byte, cred *credentials) string {
 	ca, user := "", " {}"
-	if creds != nil {
-		b64 := base64.StdEncoding.EncodeToString
-		ca = "\n    certificate-authority-data: " + b64(creds.caPEM)
-		user = "\n    client-certificate-data: " + b64(creds.clientCertPEM) + "\n    client-key-data: " + b64(creds.clientKeyPEM)
+	b64 := base64.StdEncoding.EncodeToString
+	if len(caPEM) > 0 {
+		ca = "\n    certificate-authority-data: " + b64(caPEM)
+	}
+	if cred != nil {
+		user = "\n    client-certificate-data: " + b64(cred.certPEM) + "\n    client-key-data: " + b64(cred.keyPEM)
 	}
 	return strings.TrimLeft(`
 apiVersion: v1

@@ -67,9 +67,10 @@ func (o *controllerManagerOptions) addFlags(f *pflag.FlagSet, defaultControllers
 	o.gates.AddFlag(f)
 }
 
-// run runs the controller manager against c until ctx ends. identity ""
-// picks a unique one; releaseOnCancel gives the lease up on shutdown.
-func (o *controllerManagerOptions) run(ctx context.Context, c *client.Client, logger *slog.Logger, identity string, releaseOnCancel bool, out func(string)) error {
+// run runs the controller manager against c (the node simulator writing
+// through nodeClient when not nil) until ctx ends. identity "" picks a
+// unique one; releaseOnCancel gives the lease up on shutdown.
+func (o *controllerManagerOptions) run(ctx context.Context, c, nodeClient *client.Client, logger *slog.Logger, identity string, releaseOnCancel bool, out func(string)) error {
 	if o.workers <= 0 {
 		return fmt.Errorf("--workers must be positive, not %d", o.workers)
 	}
@@ -87,6 +88,7 @@ func (o *controllerManagerOptions) run(ctx context.Context, c *client.Client, lo
 	}
 	m, err := controllermanager.New(controllermanager.Config{
 		Client:      c,
+		NodeClient:  nodeClient,
 		Gates:       o.gates.Freeze(),
 		Controllers: o.controllers,
 		Workers:     o.workers,
@@ -157,7 +159,7 @@ The command stops cleanly on SIGINT or SIGTERM.`,
 			if err != nil {
 				return err
 			}
-			err = o.run(cmd.Context(), c, logger, "", false, func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) })
+			err = o.run(cmd.Context(), c, nil, logger, "", false, func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) })
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,82 +18,164 @@ import (
 	"time"
 )
 
-// pki is a self-signed certificate authority and a serving certificate it
-// signed, kept in a directory so that restarts keep the same CA (and the
-// kubeconfigs that trust it keep working).
+// The identities of kplane's own clients, named as Kubernetes names its
+// components' users.
+const (
+	adminUser             = "kplane-admin"
+	adminGroup            = "system:masters"
+	controllerManagerUser = "system:kube-controller-manager"
+	// nodeUser is the one identity all simulated nodes share: the node
+	// simulator is one client acting for every node it runs, so it gets one
+	// certificate, in the nodes' group.
+	nodeUser   = "system:node:kplane-nodesim"
+	nodesGroup = "system:nodes"
+)
+
+// pkiConfig says where the server's certificates come from.
+type pkiConfig struct {
+	// dir keeps the generated CA, serving and client certificates.
+	dir string
+	// hosts are the names and addresses the serving certificate is for.
+	hosts []string
+	// certFile and keyFile, when set, are the serving certificate and key
+	// to use instead of a generated one (--tls-cert-file,
+	// --tls-private-key-file).
+	certFile, keyFile string
+	// clientCAFile, when set, is the bundle that verifies client
+	// certificates instead of the generated CA (--client-ca-file).
+	clientCAFile string
+	now          time.Time
+}
+
+// credentials are a PEM client certificate and its key.
+type credentials struct {
+	certPEM, keyPEM []byte
+}
+
+// pki is what the server serves TLS with and what its clients present: a
+// self-signed CA kept in a directory (so that restarts keep it and the
+// kubeconfigs that trust it keep working), a serving certificate and
+// client certificates for kplane's own components, each replaceable.
 type pki struct {
+	// caPEM is the CA the kubeconfigs trust for the server: the generated
+	// CA, or nil when the serving certificate is given (the system roots
+	// must then trust it).
 	caPEM []byte
 	ca    *x509.Certificate
 	cert  tls.Certificate
-	// clientCertPEM and clientKeyPEM are an admin client certificate for
-	// the kubeconfig.
-	clientCertPEM, clientKeyPEM []byte
+	// clientCAs verify client certificates.
+	clientCAs *x509.CertPool
+	// admin (kplane-admin in system:masters), controllerManager and node
+	// are the client certificates the kubeconfigs present.
+	admin, controllerManager, node credentials
 }
 
-// certValidity is how long generated certificates are valid.
+// certValidity is how long generated leaf certificates are valid.
 const certValidity = 365 * 24 * time.Hour
 
-// loadOrCreatePKI reads ca.crt, ca.key, server.crt and server.key from dir,
-// creating the CA and a serving certificate for hosts when missing. A
-// serving certificate that lacks one of hosts is reissued from the CA.
-func loadOrCreatePKI(dir string, hosts []string, now time.Time) (*pki, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+// loadOrCreatePKI reads the CA and certificates from cfg.dir, creating
+// what is missing. A generated certificate that is invalid, not signed by
+// the CA, in the last third of its lifetime or (serving) lacking one of
+// cfg.hosts is reissued; the CA is kept. Keys are written 0600.
+func loadOrCreatePKI(cfg pkiConfig) (*pki, error) {
+	if err := os.MkdirAll(cfg.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
 	}
-	caCertPath, caKeyPath := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")
+	if (cfg.certFile == "") != (cfg.keyFile == "") {
+		return nil, errors.New("pki: --tls-cert-file and --tls-private-key-file go together")
+	}
+	caCertPath, caKeyPath := filepath.Join(cfg.dir, "ca.crt"), filepath.Join(cfg.dir, "ca.key")
 	caCert, caKey, caPEM, err := loadPair(caCertPath, caKeyPath)
 	if errors.Is(err, os.ErrNotExist) {
-		caCert, caKey, caPEM, err = createCA(caCertPath, caKeyPath, now)
+		caCert, caKey, caPEM, err = createCA(caCertPath, caKeyPath, cfg.now)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pki: certificate authority: %w", err)
 	}
-	srvCertPath, srvKeyPath := filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
-	srvCert, _, _, err := loadPair(srvCertPath, srvKeyPath)
-	if err != nil || !covers(srvCert, hosts, now) || srvCert.CheckSignatureFrom(caCert) != nil {
-		if err := createLeaf(srvCertPath, srvKeyPath, caCert, caKey, "kplane-apiserver", nil, hosts, x509.ExtKeyUsageServerAuth, now); err != nil {
+	p := &pki{caPEM: caPEM, ca: caCert}
+
+	if cfg.certFile != "" {
+		if p.cert, err = tls.LoadX509KeyPair(cfg.certFile, cfg.keyFile); err != nil {
+			return nil, fmt.Errorf("pki: --tls-cert-file: %w", err)
+		}
+		p.caPEM = nil
+	} else {
+		srvCertPath, srvKeyPath := filepath.Join(cfg.dir, "server.crt"), filepath.Join(cfg.dir, "server.key")
+		if err := ensureLeaf(srvCertPath, srvKeyPath, caCert, caKey, "kplane-apiserver", nil, cfg.hosts, x509.ExtKeyUsageServerAuth, cfg.now); err != nil {
 			return nil, fmt.Errorf("pki: serving certificate: %w", err)
 		}
-	}
-	cert, err := tls.LoadX509KeyPair(srvCertPath, srvKeyPath)
-	if err != nil {
-		return nil, fmt.Errorf("pki: %w", err)
-	}
-	cliCertPath, cliKeyPath := filepath.Join(dir, "admin.crt"), filepath.Join(dir, "admin.key")
-	cliCert, _, _, err := loadPair(cliCertPath, cliKeyPath)
-	if err != nil || !covers(cliCert, nil, now) || cliCert.CheckSignatureFrom(caCert) != nil {
-		if err := createLeaf(cliCertPath, cliKeyPath, caCert, caKey, "kplane-admin", []string{"system:masters"}, nil, x509.ExtKeyUsageClientAuth, now); err != nil {
-			return nil, fmt.Errorf("pki: admin client certificate: %w", err)
+		if p.cert, err = tls.LoadX509KeyPair(srvCertPath, srvKeyPath); err != nil {
+			return nil, fmt.Errorf("pki: %w", err)
 		}
 	}
-	p := &pki{caPEM: caPEM, ca: caCert, cert: cert}
-	if p.clientCertPEM, err = os.ReadFile(cliCertPath); err != nil {
-		return nil, fmt.Errorf("pki: %w", err)
+
+	p.clientCAs = x509.NewCertPool()
+	if cfg.clientCAFile != "" {
+		data, err := os.ReadFile(cfg.clientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("pki: --client-ca-file: %w", err)
+		}
+		if !p.clientCAs.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("pki: --client-ca-file %s holds no PEM certificate", cfg.clientCAFile)
+		}
+	} else {
+		p.clientCAs.AddCert(caCert)
 	}
-	if p.clientKeyPEM, err = os.ReadFile(cliKeyPath); err != nil {
-		return nil, fmt.Errorf("pki: %w", err)
+
+	for _, c := range []struct {
+		file, cn string
+		orgs     []string
+		out      *credentials
+	}{
+		{"admin", adminUser, []string{adminGroup}, &p.admin},
+		{"controller-manager", controllerManagerUser, nil, &p.controllerManager},
+		{"node", nodeUser, []string{nodesGroup}, &p.node},
+	} {
+		certPath, keyPath := filepath.Join(cfg.dir, c.file+".crt"), filepath.Join(cfg.dir, c.file+".key")
+		if err := ensureLeaf(certPath, keyPath, caCert, caKey, c.cn, c.orgs, nil, x509.ExtKeyUsageClientAuth, cfg.now); err != nil {
+			return nil, fmt.Errorf("pki: %s client certificate: %w", c.file, err)
+		}
+		if c.out.certPEM, err = os.ReadFile(certPath); err != nil {
+			return nil, fmt.Errorf("pki: %w", err)
+		}
+		if c.out.keyPEM, err = os.ReadFile(keyPath); err != nil {
+			return nil, fmt.Errorf("pki: %w", err)
+		}
 	}
 	return p, nil
 }
 
-// tlsConfig serves the certificate and verifies client certificates
-// signed by the CA when clients present one.
+// tlsConfig serves the certificate and verifies the client certificates
+// clients present against the client CAs.
 func (p *pki) tlsConfig() *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AddCert(p.ca)
 	return &tls.Config{
 		Certificates: []tls.Certificate{p.cert},
-		ClientCAs:    pool,
+		ClientCAs:    p.clientCAs,
 		ClientAuth:   tls.VerifyClientCertIfGiven,
 		MinVersion:   tls.VersionTLS12,
 	}
 }
 
-// covers reports whether cert is valid now and names every host.
-func covers(cert *x509.Certificate, hosts []string, now time.Time) bool {
-	if now.Before(cert.NotBefore) || now.After(cert.NotAfter.Add(-24*time.Hour)) {
-		return false
+// ensureLeaf keeps the certificate at certPath when it is fresh, signed
+// by ca, and for cn, orgs and every host; otherwise it issues a new one.
+func ensureLeaf(certPath, keyPath string, ca *x509.Certificate, caKey crypto.Signer, cn string, orgs, hosts []string, usage x509.ExtKeyUsage, now time.Time) error {
+	cert, _, _, err := loadPair(certPath, keyPath)
+	if err == nil && fresh(cert, now) && cert.CheckSignatureFrom(ca) == nil && cert.Subject.CommonName == cn && covers(cert, hosts) {
+		// Tighten a key file someone loosened.
+		return os.Chmod(keyPath, 0o600)
 	}
+	return createLeaf(certPath, keyPath, ca, caKey, cn, orgs, hosts, usage, now)
+}
+
+// fresh reports whether cert is valid at now and not in the last third of
+// its lifetime, past which it is renewed at start.
+func fresh(cert *x509.Certificate, now time.Time) bool {
+	lifetime := cert.NotAfter.Sub(cert.NotBefore)
+	return !now.Before(cert.NotBefore) && now.Before(cert.NotAfter.Add(-lifetime/3))
+}
+
+// covers reports whether cert names every host.
+func covers(cert *x509.Certificate, hosts []string) bool {
 	for _, h := range hosts {
 		if cert.VerifyHostname(h) != nil {
 			return false
@@ -162,7 +245,7 @@ func createCA(certPath, keyPath string, now time.Time) (*x509.Certificate, *ecds
 
 // createLeaf issues a certificate for cn (with organizations orgs and
 // subject alternative names hosts) signed by the CA.
-func createLeaf(certPath, keyPath string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn string, orgs, hosts []string, usage x509.ExtKeyUsage, now time.Time) error {
+func createLeaf(certPath, keyPath string, ca *x509.Certificate, caKey crypto.Signer, cn string, orgs, hosts []string, usage x509.ExtKeyUsage, now time.Time) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
@@ -194,17 +277,40 @@ func createLeaf(certPath, keyPath string, ca *x509.Certificate, caKey *ecdsa.Pri
 	return err
 }
 
+// writePair writes the key 0600 (replacing the file, so that an existing
+// file's looser mode does not survive) and the certificate 0644.
 func writePair(certPath, keyPath string, der []byte, key *ecdsa.PrivateKey) ([]byte, error) {
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		return nil, err
 	}
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+	if err := writeFileAtomic(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(certPath, certPEM, 0o644); err != nil {
+	if err := writeFileAtomic(certPath, certPEM, 0o644); err != nil {
 		return nil, err
 	}
 	return certPEM, nil
+}
+
+// writeFileAtomic writes data to a new file of mode perm beside path and
+// renames it over path.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp, perm)); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }

@@ -2,67 +2,236 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
+var testNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func testPKI(t *testing.T, cfg pkiConfig) *pki {
+	t.Helper()
+	if cfg.now.IsZero() {
+		cfg.now = testNow
+	}
+	p, err := loadOrCreatePKI(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func leafOf(t *testing.T, c tls.Certificate) *x509.Certificate {
+	t.Helper()
+	leaf, err := x509.ParseCertificate(c.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return leaf
+}
+
+func parsePEM(t *testing.T, data []byte) *x509.Certificate {
+	t.Helper()
+	b, _ := pem.Decode(data)
+	if b == nil {
+		t.Fatal("not PEM")
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestPKIIsReusedAndReissued(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pki")
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	first, err := loadOrCreatePKI(dir, []string{"localhost", "127.0.0.1"}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := loadOrCreatePKI(dir, []string{"localhost", "127.0.0.1"}, now.Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(first.caPEM, again.caPEM) || !bytes.Equal(first.cert.Certificate[0], again.cert.Certificate[0]) {
-		t.Fatal("restart replaced the CA or the serving certificate")
+	hosts := []string{"localhost", "127.0.0.1"}
+	first := testPKI(t, pkiConfig{dir: dir, hosts: hosts})
+	again := testPKI(t, pkiConfig{dir: dir, hosts: hosts, now: testNow.Add(time.Hour)})
+	if !bytes.Equal(first.caPEM, again.caPEM) || !bytes.Equal(first.cert.Certificate[0], again.cert.Certificate[0]) ||
+		!bytes.Equal(first.admin.certPEM, again.admin.certPEM) || !bytes.Equal(first.node.certPEM, again.node.certPEM) {
+		t.Fatal("restart replaced the CA or a certificate")
 	}
 	// A new address gets a new serving certificate from the same CA.
-	moved, err := loadOrCreatePKI(dir, []string{"localhost", "10.1.2.3"}, now.Add(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	moved := testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost", "10.1.2.3"}, now: testNow.Add(time.Hour)})
 	if !bytes.Equal(first.caPEM, moved.caPEM) || bytes.Equal(first.cert.Certificate[0], moved.cert.Certificate[0]) {
 		t.Fatal("new host: CA changed or serving certificate kept")
 	}
-	leaf, err := x509.ParseCertificate(moved.cert.Certificate[0])
-	if err != nil {
-		t.Fatal(err)
-	}
 	roots := x509.NewCertPool()
 	roots.AddCert(moved.ca)
-	if _, err := leaf.Verify(x509.VerifyOptions{DNSName: "10.1.2.3", Roots: roots, CurrentTime: now.Add(time.Hour)}); err != nil {
+	if _, err := leafOf(t, moved.cert).Verify(x509.VerifyOptions{DNSName: "10.1.2.3", Roots: roots, CurrentTime: testNow.Add(time.Hour)}); err != nil {
 		t.Fatalf("serving certificate does not verify: %v", err)
 	}
-	// An expiring certificate is reissued.
-	late, err := loadOrCreatePKI(dir, []string{"localhost", "10.1.2.3"}, now.Add(certValidity))
+}
+
+func TestPKIRenewsInLastThirdOfLifetime(t *testing.T) {
+	dir := t.TempDir()
+	first := testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost"}})
+	tests := []struct {
+		name    string
+		at      time.Time
+		renewed bool
+	}{
+		{"two thirds of the lifetime left: kept", testNow.Add(certValidity / 3), false},
+		{"just inside the last third: renewed", testNow.Add(2*certValidity/3 + time.Hour), true},
+		{"expired: renewed", testNow.Add(certValidity + time.Hour), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := t.TempDir()
+			copyDir(t, dir, d)
+			p := testPKI(t, pkiConfig{dir: d, hosts: []string{"localhost"}, now: tt.at})
+			gotRenewed := !bytes.Equal(p.cert.Certificate[0], first.cert.Certificate[0])
+			if gotRenewed != tt.renewed {
+				t.Errorf("serving renewed %v, want %v", gotRenewed, tt.renewed)
+			}
+			if got := !bytes.Equal(p.controllerManager.certPEM, first.controllerManager.certPEM); got != tt.renewed {
+				t.Errorf("client renewed %v, want %v", got, tt.renewed)
+			}
+			if !bytes.Equal(p.caPEM, first.caPEM) {
+				t.Error("CA replaced")
+			}
+		})
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	entries, err := os.ReadDir(from)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Equal(late.cert.Certificate[0], moved.cert.Certificate[0]) {
-		t.Fatal("expiring certificate kept")
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestPKIIdentitiesAndKeyModes(t *testing.T) {
+	dir := t.TempDir()
+	p := testPKI(t, pkiConfig{dir: dir, hosts: servingHosts("10.0.0.5", "192.168.1.9", []string{"kplane.example.com", "10.9.9.9"})})
+	srv := leafOf(t, p.cert)
+	host, _ := os.Hostname()
+	for _, h := range []string{"localhost", "127.0.0.1", "::1", host, "10.0.0.5", "192.168.1.9", "kplane.example.com", "10.9.9.9"} {
+		if err := srv.VerifyHostname(h); err != nil {
+			t.Errorf("serving certificate lacks SAN %s: %v", h, err)
+		}
+	}
+	if srv.PublicKeyAlgorithm != x509.ECDSA {
+		t.Errorf("serving key %v, want ECDSA", srv.PublicKeyAlgorithm)
+	}
+	for _, c := range []struct {
+		name   string
+		cred   credentials
+		cn     string
+		groups []string
+	}{
+		{"admin", p.admin, "kplane-admin", []string{"system:masters"}},
+		{"controller manager", p.controllerManager, "system:kube-controller-manager", nil},
+		{"node", p.node, "system:node:kplane-nodesim", []string{"system:nodes"}},
+	} {
+		cert := parsePEM(t, c.cred.certPEM)
+		if cert.Subject.CommonName != c.cn || !slices.Equal(cert.Subject.Organization, c.groups) {
+			t.Errorf("%s: subject %v, want CN %s O %v", c.name, cert.Subject, c.cn, c.groups)
+		}
+		if _, err := cert.Verify(x509.VerifyOptions{Roots: p.clientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, CurrentTime: testNow}); err != nil {
+			t.Errorf("%s: not verified by the client CAs: %v", c.name, err)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	keys := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".key") {
+			continue
+		}
+		keys++
+		fi, err := os.Stat(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600", e.Name(), fi.Mode().Perm())
+		}
+	}
+	if keys != 5 {
+		t.Errorf("%d keys, want ca, server, admin, controller-manager and node", keys)
+	}
+	// A key file made readable by others is tightened on the next start.
+	if err := os.Chmod(filepath.Join(dir, "admin.key"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost"}})
+	if fi, _ := os.Stat(filepath.Join(dir, "admin.key")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("admin.key left %v", fi.Mode().Perm())
+	}
+}
+
+func TestPKIReplacementFiles(t *testing.T) {
+	// Another CA and a serving certificate from it, as an operator brings.
+	other := testPKI(t, pkiConfig{dir: t.TempDir(), hosts: []string{"api.example.com"}})
+	otherDir := t.TempDir()
+	certFile, keyFile, caFile := filepath.Join(otherDir, "tls.crt"), filepath.Join(otherDir, "tls.key"), filepath.Join(otherDir, "clients.crt")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.cert.Certificate[0]}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(other.cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(caFile, other.caPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost"}, certFile: certFile, keyFile: keyFile, clientCAFile: caFile})
+	if !bytes.Equal(p.cert.Certificate[0], other.cert.Certificate[0]) {
+		t.Error("--tls-cert-file not served")
+	}
+	if p.caPEM != nil {
+		t.Error("kubeconfigs would trust the generated CA for a certificate it did not sign")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "server.crt")); err == nil {
+		t.Error("a serving certificate was generated beside --tls-cert-file")
+	}
+	// The given client CA verifies its clients; the generated CA's are refused.
+	if _, err := parsePEM(t, other.admin.certPEM).Verify(x509.VerifyOptions{Roots: p.clientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, CurrentTime: testNow}); err != nil {
+		t.Errorf("--client-ca-file client refused: %v", err)
+	}
+	if _, err := parsePEM(t, p.admin.certPEM).Verify(x509.VerifyOptions{Roots: p.clientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, CurrentTime: testNow}); err == nil {
+		t.Error("generated client certificate accepted although --client-ca-file replaced the CA")
+	}
+	if _, err := loadOrCreatePKI(pkiConfig{dir: dir, certFile: certFile, now: testNow}); err == nil {
+		t.Error("--tls-cert-file without --tls-private-key-file accepted")
+	}
+	if _, err := loadOrCreatePKI(pkiConfig{dir: dir, clientCAFile: keyFile, now: testNow}); err == nil {
+		t.Error("a --client-ca-file holding no certificate accepted")
 	}
 }
 
 func TestKubeconfig(t *testing.T) {
-	plain := kubeconfig("http://127.0.0.1:6443", nil)
+	plain := kubeconfig("http://127.0.0.1:6443", nil, nil)
 	for _, want := range []string{"server: http://127.0.0.1:6443\n", "user: {}\n", "current-context: kplane\n"} {
-		if !bytes.Contains([]byte(plain), []byte(want)) {
+		if !strings.Contains(plain, want) {
 			t.Errorf("plain kubeconfig lacks %q:\n%s", want, plain)
 		}
 	}
-	p, err := loadOrCreatePKI(t.TempDir(), []string{"127.0.0.1"}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	secure := kubeconfig("https://127.0.0.1:6443", p)
+	p := testPKI(t, pkiConfig{dir: t.TempDir(), hosts: []string{"127.0.0.1"}})
+	secure := kubeconfig("https://127.0.0.1:6443", p.caPEM, &p.admin)
 	for _, want := range []string{"certificate-authority-data: ", "client-certificate-data: ", "client-key-data: "} {
-		if !bytes.Contains([]byte(secure), []byte(want)) {
+		if !strings.Contains(secure, want) {
 			t.Errorf("TLS kubeconfig lacks %q:\n%s", want, secure)
 		}
 	}

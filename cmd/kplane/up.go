@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -26,8 +27,11 @@ func newUpCommand() *cobra.Command {
 a control plane on which Deployments roll out to running pods.
 
 The API server takes the flags of 'kplane apiserver' (embedded etcd in
-<data-dir>/etcd by default). The controller manager connects to it over
-loopback with the kubeconfig written to <data-dir>/kubeconfig, elects itself
+<data-dir>/etcd by default, HTTPS with certificates in <data-dir>/pki). The
+controller manager connects to it over loopback as
+system:kube-controller-manager with <data-dir>/controller-manager.kubeconfig,
+the simulated nodes as system:node:kplane-nodesim with
+<data-dir>/node.kubeconfig; <data-dir>/kubeconfig is the admin's. It elects itself
 leader through a Lease (so a second 'kplane controller-manager' against the
 same server waits), and runs the Deployment and ReplicaSet controllers and the
 garbage collector plus
@@ -42,14 +46,19 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 			}
 			out := func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) }
 			api.serving = func(ctx context.Context, serverURL string, creds *pki) error {
-				c, err := upClient(api.kubeconfigPath(), serverURL, creds)
+				c, err := upClient(api, controllerManagerKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.controllerManager })
 				if err != nil {
 					return err
 				}
 				defer c.CloseIdleConnections()
+				nc, err := upClient(api, nodeKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.node })
+				if err != nil {
+					return err
+				}
+				defer nc.CloseIdleConnections()
 				// A stable identity lets a restarted `kplane up` take its
 				// own lease back at once.
-				err = cm.run(ctx, c, logger.With("component", "controller-manager"), "kplane-up_"+hostname(), false, func(s string) {
+				err = cm.run(ctx, c, nc, logger.With("component", "controller-manager"), "kplane-up_"+hostname(), false, func(s string) {
 					out(s)
 					if path := api.kubeconfigPath(); path != "" {
 						out(fmt.Sprintf("kplane is up. Try:\n  export KUBECONFIG=%s\n  kubectl create deployment web --image=nginx --replicas=3\n  kubectl get pods", path))
@@ -78,28 +87,35 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&api.etcdTLS.KeyFile, "etcd-keyfile", "", "PEM client key for --etcd-certfile")
 	f.BoolVar(&api.watchCache, "watch-cache", true, "with --storage=etcd, serve lists and watches from an in-memory cache")
 	f.StringVar(&api.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
-	f.BoolVar(&api.tls, "tls", false, "serve HTTPS with a certificate from a self-signed CA kept in <data-dir>/pki")
 	f.StringVar(&api.kubeconfigOut, "kubeconfig-out", "", "where to write the kubeconfig (default <data-dir>/kubeconfig; \"-\" writes none)")
 	cm.addFlags(f, []string{"*", controllermanager.NodeSimulator}, "127.0.0.1:10257")
 	api.services.addFlags(cmd)
+	api.secure.addFlags(cmd)
 	api.log.addFlags(cmd)
 	return cmd
 }
 
-// upClient connects to the in-process server: through the kubeconfig it
-// wrote when there is one, as any other client would, else directly.
-func upClient(kubeconfigPath, serverURL string, creds *pki) (*client.Client, error) {
+// upClient connects a component to the in-process server: through its
+// kubeconfig in the data dir when one was written, as any other client
+// would, else directly with the credentials pick chooses (none over plain
+// HTTP).
+func upClient(api *apiServerOptions, kubeconfigName, serverURL string, creds *pki, pick func(*pki) *credentials) (*client.Client, error) {
 	var cfg client.Config
-	if kubeconfigPath != "" {
-		kc, err := client.LoadKubeconfig(client.KubeconfigOptions{Path: kubeconfigPath})
+	if api.kubeconfigPath() != "" {
+		path := api.kubeconfigPath()
+		if creds != nil {
+			path = filepath.Join(api.dataDir, kubeconfigName)
+		}
+		kc, err := client.LoadKubeconfig(client.KubeconfigOptions{Path: path})
 		if err != nil {
-			return nil, fmt.Errorf("controller manager kubeconfig: %w", err)
+			return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
 		}
 		cfg = kc.Config
 	} else {
 		cfg = client.Config{Host: serverURL}
 		if creds != nil {
-			cfg.CAData, cfg.CertData, cfg.KeyData = creds.caPEM, creds.clientCertPEM, creds.clientKeyPEM
+			cred := pick(creds)
+			cfg.CAData, cfg.CertData, cfg.KeyData = creds.caPEM, cred.certPEM, cred.keyPEM
 		}
 	}
 	cfg.UserAgent = "kplane-controller-manager"

@@ -28,6 +28,16 @@
 // issuer's OpenID Connect discovery documents when Config.ServiceAccountIssuer
 // says so.
 //
+// Load: at most Config.MaxRequestsInFlight read-only and
+// Config.MaxMutatingRequestsInFlight mutating requests are served at once
+// (400 and 200, as kube-apiserver); the excess is answered 429 with
+// Retry-After: 1 without being handled, so it changed nothing. Watches, the
+// kubelet streams, health checks and system:masters are never refused.
+// Requests other than those long-running ones are answered 504 after
+// Config.RequestTimeout (60s). With a Config.Auditor each request is
+// recorded in the audit.k8s.io/v1 format; without one auditing costs
+// nothing.
+//
 // A Server is safe for concurrent use. New starts no goroutines; Run serves
 // a listener until its context ends and returns after every request handler,
 // open watches included, has finished.

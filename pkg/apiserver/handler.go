@@ -47,7 +47,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		// The answer is already partly sent: end the connection.
 		panic(http.ErrAbortHandler)
 	}()
-	s.serveAuthenticated(tw, r)
+	if s.serveIssuerDiscovery(tw, r) {
+		return
+	}
+	s.route(tw, r)
 }
 
 // trackingWriter remembers whether a response was started.

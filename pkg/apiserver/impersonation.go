@@ -11,6 +11,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kplane/kplane/pkg/audit"
 	"github.com/kplane/kplane/pkg/authentication"
 	"github.com/kplane/kplane/pkg/authorization"
 )
@@ -103,9 +104,11 @@ func (s *Server) impersonate(w http.ResponseWriter, r *http.Request) (*http.Requ
 	if hasUID && !check(authorization.Attributes{APIGroup: authnGroup, Resource: "uids", Name: uid}) {
 		return r, false
 	}
-	if len(groups) == 0 && username != authentication.Anonymous {
-		u = authentication.WithAuthenticatedGroup(u)
-	}
+	// As kube-apiserver: an impersonated user other than the anonymous one
+	// is in system:authenticated unless the groups asked for name it or
+	// system:unauthenticated.
+	u = authentication.WithAuthenticatedGroup(u)
+	audit.LogImpersonatedUser(r.Context(), audit.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra})
 	s.log.Debug("impersonating", "requester", requester.Name, "user", u.Name, "groups", u.Groups)
 	r = r.WithContext(authentication.WithUser(r.Context(), u))
 	r.Header = r.Header.Clone()

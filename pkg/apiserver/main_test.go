@@ -42,7 +42,10 @@ func newTestEnvWithStorage(t testing.TB, mcfg memory.Config, mutate ...func(*Con
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Backend: backend, Clock: clk}
+	// The first request for the OpenAPI documents builds them, which under
+	// -race on a loaded machine can outlast the default request timeout;
+	// the tests of the timeout set it themselves.
+	cfg := Config{Backend: backend, Clock: clk, RequestTimeout: 10 * time.Minute}
 	for _, m := range mutate {
 		m(&cfg)
 	}

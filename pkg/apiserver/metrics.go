@@ -19,6 +19,10 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inflight *prometheus.GaugeVec
+	// dropped and terminations count the requests the server refused in
+	// self-defence (the in-flight limits, the request timeout).
+	dropped      *prometheus.CounterVec
+	terminations *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -34,10 +38,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"verb", "group", "version", "resource", "subresource", "scope", "component"}),
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "apiserver_current_inflight_requests",
-			Help: "Maximal number of currently used inflight request limit of this apiserver per request kind.",
+			Help: "Number of requests currently counted against the in-flight limit of this apiserver per request kind.",
 		}, []string{"request_kind"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_dropped_requests_total",
+			Help: "Number of requests dropped with 'Try again later' response per request kind.",
+		}, []string{"request_kind"}),
+		terminations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_request_terminations_total",
+			Help: "Number of requests which apiserver terminated in self-defense.",
+		}, []string{"verb", "group", "version", "resource", "subresource", "scope", "component", "code"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inflight} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inflight, m.dropped, m.terminations} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -71,12 +83,6 @@ func (m *metrics) wrap(next http.Handler, gatherer prometheus.Gatherer, clk cloc
 		}
 		start := clk.Now()
 		rec := &requestRecord{verb: r.Method}
-		kind := "readOnly"
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			kind = "mutating"
-		}
-		m.inflight.WithLabelValues(kind).Inc()
-		defer m.inflight.WithLabelValues(kind).Dec()
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), recordKey{}, rec)))
 		code := sw.code

@@ -32,6 +32,9 @@ const (
 
 // withTestUser puts the user the test headers name on the request
 // context, as the authentication filter will.
+// testAdmin is the user of requests without the test user header.
+var testAdmin = &authentication.User{Name: "test-admin", Groups: []string{authentication.SystemPrivilegedGroup, authentication.AllAuthenticated}}
+
 func withTestUser(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name := r.Header.Get(testUserHeader); name != "" {
@@ -40,6 +43,8 @@ func withTestUser(h http.Handler) http.Handler {
 				u.Groups = strings.Split(g, ",")
 			}
 			r = r.WithContext(authentication.WithUser(r.Context(), u))
+		} else {
+			r = r.WithContext(authentication.WithUser(r.Context(), testAdmin))
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -189,14 +194,14 @@ func TestBootstrapReconciliation(t *testing.T) {
 		return s
 	}
 	get := func(s *Server, resource, name string, into any) response {
-		e := &testEnv{t: t, server: s, http: httptest.NewServer(s.Handler())}
+		e := &testEnv{t: t, server: s, http: httptest.NewServer(withTestUser(s.Handler()))}
 		defer e.http.Close()
 		r := e.do("GET", "/apis/rbac.authorization.k8s.io/v1/"+resource+"/"+name, nil)
 		r.decode(t, into)
 		return r
 	}
 	put := func(s *Server, resource, name string, obj any) {
-		e := &testEnv{t: t, server: s, http: httptest.NewServer(s.Handler())}
+		e := &testEnv{t: t, server: s, http: httptest.NewServer(withTestUser(s.Handler()))}
 		defer e.http.Close()
 		e.do("PUT", "/apis/rbac.authorization.k8s.io/v1/"+resource+"/"+name, obj).expect(t, 200, "")
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kplane/kplane/internal/freshconn"
 	"github.com/kplane/kplane/pkg/apiextensions"
+	"github.com/kplane/kplane/pkg/audit"
 	"github.com/kplane/kplane/pkg/authentication"
 	"github.com/kplane/kplane/pkg/authorization"
 	"github.com/kplane/kplane/pkg/registry"
@@ -105,6 +106,21 @@ type Config struct {
 	// Run) runs, refuses RBAC writes that escalate, answers access reviews
 	// with RBAC and makes Authorizer return the RBAC authorizer.
 	AuthorizationMode string
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight cap the
+	// non-long-running requests served at once (read-only and mutating);
+	// the excess gets 429 with Retry-After, as kube-apiserver's
+	// --max-requests-inflight and --max-mutating-requests-inflight.
+	// Defaults DefaultMaxRequestsInFlight (400) and
+	// DefaultMaxMutatingRequestsInFlight (200); negative is no limit.
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	// RequestTimeout bounds non-long-running requests, as kube-apiserver's
+	// --request-timeout: past it the client gets 504 Timeout. Default
+	// DefaultRequestTimeout (60s); negative is no timeout.
+	RequestTimeout time.Duration
+	// Auditor, when not nil, records requests as its policy asks. Nil
+	// audits nothing at no cost per request.
+	Auditor *audit.Auditor
 }
 
 // Server is a Kubernetes API server over a storage.Backend.
@@ -123,6 +139,8 @@ type Server struct {
 	// custom resources in step with them (see RunControllers).
 	crds    *crdController
 	handler http.Handler
+	// inflight holds the in-flight limits' slots.
+	inflight *inflightLimit
 	// rawIsJSON is set when the Codec is storage.JSONCodec, so that the
 	// encoded objects of watch events can be sent as they are.
 	rawIsJSON bool
@@ -204,10 +222,20 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
+	if cfg.MaxRequestsInFlight == 0 {
+		cfg.MaxRequestsInFlight = DefaultMaxRequestsInFlight
+	}
+	if cfg.MaxMutatingRequestsInFlight == 0 {
+		cfg.MaxMutatingRequestsInFlight = DefaultMaxMutatingRequestsInFlight
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	s := &Server{
-		cfg:   cfg,
-		log:   cfg.Logger,
-		clock: cfg.Clock,
+		cfg:      cfg,
+		log:      cfg.Logger,
+		clock:    cfg.Clock,
+		inflight: newInflightLimit(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight),
 	}
 	_, s.rawIsJSON = cfg.Codec.(storage.JSONCodec)
 	m, err := newMetrics(cfg.Registerer)
@@ -251,7 +279,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.setupAuth(); err != nil {
 		return nil, err
 	}
-	s.handler = s.protectMetrics(s.metrics.wrap(http.HandlerFunc(s.serveHTTP), cfg.Gatherer, cfg.Clock, cfg.Logger))
+	s.handler = s.protectMetrics(s.metrics.wrap(s.withFilters(http.HandlerFunc(s.serveHTTP)), cfg.Gatherer, cfg.Clock, cfg.Logger))
 	if err := s.setupServices(context.Background()); err != nil {
 		return nil, err
 	}

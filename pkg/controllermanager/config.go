@@ -33,6 +33,10 @@ type Config struct {
 	// Client reaches the API server. Required. Every controller and the
 	// leader election share it.
 	Client *client.Client
+	// NodeClient, when set, is what the node simulator writes through (its
+	// own identity, such as a system:node user); it still reads through
+	// the shared informers. Default Client.
+	NodeClient *client.Client
 	// Gates are the feature gates (see Features). Default: every feature
 	// at its default.
 	Gates featuregate.Gates

@@ -104,8 +104,12 @@ func knownControllers() []descriptor {
 			})
 		}},
 		{name: NodeSimulator, enabledBy: false, build: func(d deps) (runner, error) {
+			c := d.cfg.NodeClient
+			if c == nil {
+				c = d.cfg.Client
+			}
 			return nodesim.New(nodesim.Config{
-				Nodes: d.cfg.Nodes, Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Nodes: d.cfg.Nodes, Informers: d.cfg.informers, Client: c, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},

@@ -50,6 +50,9 @@ type apiserver struct {
 	*process
 	url        string
 	kubeconfig string
+	// http trusts the server's CA and presents the admin certificate,
+	// as the written kubeconfig does.
+	http *http.Client
 }
 
 // startAPIServer runs the binary on a free loopback port and waits for it
@@ -73,7 +76,30 @@ func startAPIServer(t *testing.T, bin string, args ...string) *apiserver {
 		}
 		return ok
 	})
+	s.http = adminHTTPClient(t, filepath.Join(dir, "pki"))
 	return s
+}
+
+// adminHTTPClient is an HTTP client that trusts the CA in pkiDir and
+// presents its admin certificate; over plain HTTP it is a plain client.
+func adminHTTPClient(t *testing.T, pkiDir string) *http.Client {
+	t.Helper()
+	tr := &http.Transport{ForceAttemptHTTP2: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	caPEM, err := os.ReadFile(filepath.Join(pkiDir, "ca.crt"))
+	if err != nil {
+		return &http.Client{Transport: tr}
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatal("bad CA PEM")
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pkiDir, "admin.crt"), filepath.Join(pkiDir, "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}
+	return &http.Client{Transport: tr}
 }
 
 type testWriter struct{ t *testing.T }
@@ -83,9 +109,9 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func get(t *testing.T, url string, out any) int {
+func (s *apiserver) get(t *testing.T, path string, out any) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := s.http.Get(s.url + path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +131,10 @@ func get(t *testing.T, url string, out any) int {
 func TestAPIServerBinary(t *testing.T) {
 	bin := buildKplane(t)
 	s := startAPIServer(t, bin)
-	if code := get(t, s.url+"/readyz", nil); code != 200 {
+	if !strings.HasPrefix(s.url, "https://") {
+		t.Fatalf("serves %s: HTTPS is the default", s.url)
+	}
+	if code := s.get(t, "/readyz", nil); code != 200 {
 		t.Fatalf("readyz %d", code)
 	}
 	var nsList struct {
@@ -113,7 +142,7 @@ func TestAPIServerBinary(t *testing.T) {
 			Metadata struct{ Name string } `json:"metadata"`
 		} `json:"items"`
 	}
-	get(t, s.url+"/api/v1/namespaces", &nsList)
+	s.get(t, "/api/v1/namespaces", &nsList)
 	var names []string
 	for _, ns := range nsList.Items {
 		names = append(names, ns.Metadata.Name)
@@ -208,6 +237,9 @@ func TestAPIServerFlagsFailClearly(t *testing.T) {
 		{[]string{"apiserver", "--bind-address=nope"}, "not an IP address"},
 		{[]string{"apiserver", "--etcd-certfile=c.pem", "--data-dir", "-unused-"}, "need --etcd-servers"},
 		{[]string{"apiserver", "--etcd-servers=https://127.0.0.1:1", "--etcd-cafile=/nonexistent/ca.pem", "--data-dir", "-unused-"}, "etcd TLS"},
+		{[]string{"apiserver", "--insecure-http", "--tls-cert-file=c.pem", "--data-dir", "-unused-"}, "--insecure-http excludes"},
+		{[]string{"apiserver", "--audit-log-path=audit.log", "--data-dir", "-unused-"}, "go together"},
+		{[]string{"apiserver", "--max-requests-inflight=-1", "--data-dir", "-unused-"}, "must not be negative"},
 	} {
 		out, err := exec.Command(bin, tc.args...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
@@ -231,7 +263,7 @@ func TestAPIServerEmbeddedEtcdKeepsData(t *testing.T) {
 		t.Fatalf("no etcd data in the data dir: %v", err)
 	}
 	body := `{"metadata":{"name":"kept"},"data":{"k":"v"}}`
-	resp, err := http.Post(s.url+"/api/v1/namespaces/default/configmaps", "application/json", strings.NewReader(body))
+	resp, err := s.http.Post(s.url+"/api/v1/namespaces/default/configmaps", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +276,7 @@ func TestAPIServerEmbeddedEtcdKeepsData(t *testing.T) {
 	var cm struct {
 		Data map[string]string `json:"data"`
 	}
-	if code := get(t, s.url+"/api/v1/namespaces/default/configmaps/kept", &cm); code != 200 || cm.Data["k"] != "v" {
+	if code := s.get(t, "/api/v1/namespaces/default/configmaps/kept", &cm); code != 200 || cm.Data["k"] != "v" {
 		t.Fatalf("after restart: %d %v", code, cm.Data)
 	}
 	if kubectl, err := exec.LookPath("kubectl"); err == nil {
@@ -264,9 +296,15 @@ func TestAPIServerEmbeddedEtcdKeepsData(t *testing.T) {
 func TestAPIServerTLS(t *testing.T) {
 	bin := buildKplane(t)
 	dir := t.TempDir()
-	s := startAPIServer(t, bin, "--tls", "--data-dir", dir)
+	s := startAPIServer(t, bin, "--data-dir", dir, "--tls-san", "kplane.test")
 	if !strings.HasPrefix(s.url, "https://") {
 		t.Fatalf("url %s", s.url)
+	}
+	for _, name := range []string{"kubeconfig", "controller-manager.kubeconfig", "node.kubeconfig", "pki/ca.key", "pki/server.key", "pki/admin.key", "pki/controller-manager.key", "pki/node.key"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, want a 0600 file", name, err)
+		}
 	}
 	caPEM, err := os.ReadFile(filepath.Join(dir, "pki", "ca.crt"))
 	if err != nil {
@@ -302,6 +340,27 @@ func TestAPIServerTLS(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "kplane-admin") || !strings.Contains(string(out), "[system:masters system:authenticated]") {
 			t.Fatalf("kubectl auth whoami over TLS: %v\n%s", err, out)
 		}
+	}
+	s.stop(t)
+}
+
+// TestAPIServerInsecureHTTP checks that plain HTTP is served only when
+// asked for, and that the written kubeconfig then holds no credentials.
+func TestAPIServerInsecureHTTP(t *testing.T) {
+	dir := t.TempDir()
+	s := startAPIServer(t, buildKplane(t), "--insecure-http", "--storage", "memory", "--data-dir", dir)
+	if !strings.HasPrefix(s.url, "http://") {
+		t.Fatalf("url %s", s.url)
+	}
+	if code := s.get(t, "/api/v1/namespaces/default", nil); code != 200 {
+		t.Fatalf("get %d", code)
+	}
+	kc, err := os.ReadFile(s.kubeconfig)
+	if err != nil || strings.Contains(string(kc), "client-key-data") {
+		t.Fatalf("kubeconfig %v:\n%s", err, kc)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pki")); err == nil {
+		t.Error("plain HTTP created certificates")
 	}
 	s.stop(t)
 }

@@ -120,7 +120,7 @@ func TestKubectlSession(t *testing.T) {
 		{args: []string{"auth", "can-i", "--list"}, want: []string{"Resources", "Verbs", "*.*", "[*]"}},
 		{args: []string{"explain", "selfsubjectaccessreviews.spec"}, want: []string{"GROUP:      authorization.k8s.io", "KIND:       SelfSubjectAccessReview", "FIELD: spec <SelfSubjectAccessReviewSpec>", "resourceAttributes"}},
 		{args: []string{"explain", "deployments.spec.template"}, want: []string{"KIND:       Deployment", "FIELD: template <PodTemplateSpec>", "metadata", "spec"}},
-		{args: []string{"auth", "whoami"}, want: []string{"Username", "system:anonymous", "Groups", "[system:unauthenticated]"}},
+		{args: []string{"auth", "whoami"}, want: []string{"Username", "kplane-admin", "Groups", "[system:masters system:authenticated]"}},
 		// Errors in Kubernetes' words.
 		{args: []string{"create", "namespace", "demo"}, exact: "namespace/demo created"},
 		{args: []string{"create", "namespace", "demo"}, fail: true, exact: `Error from server (AlreadyExists): namespaces "demo" already exists`},

@@ -78,8 +78,17 @@ func TestUpDeploymentLifecycle(t *testing.T) {
 		t.Fatalf("/healthz: %d %q", code, body)
 	}
 
-	if got := p.kubectl(t, "get", "nodes", "-o", "jsonpath={range .items[*]}{.metadata.name}{\" \"}{end}"); got != "kplane-node-0 kplane-node-1 kplane-node-2" {
-		t.Fatalf("nodes %q, want the three simulated nodes", got)
+	// The simulated nodes register one after another once the node
+	// simulator starts, which may be after "kplane is up" on a loaded machine.
+	for deadline := time.Now().Add(startupWait); ; {
+		got := p.kubectl(t, "get", "nodes", "-o", "jsonpath={range .items[*]}{.metadata.name}{\" \"}{end}")
+		if got == "kplane-node-0 kplane-node-1 kplane-node-2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nodes %q, want the three simulated nodes", got)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	p.kubectl(t, "create", "deployment", "web", "--image=nginx", "--replicas=3")
 	p.kubectl(t, "rollout", "status", "deployment/web", "--timeout=30s")
