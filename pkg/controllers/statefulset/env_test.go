@@ -33,9 +33,9 @@ type envHarness struct {
 	pvcs *client.ResourceClient[*corev1.PersistentVolumeClaim]
 }
 
-func startEnv(t testing.TB) *envHarness {
+func startEnv(t testing.TB, opts ...testenv.Option) *envHarness {
 	t.Helper()
-	env := testenv.Start(t)
+	env := testenv.Start(t, opts...)
 	ns := env.Namespace(t)
 	return &envHarness{
 		t: t, env: env, ns: ns,
