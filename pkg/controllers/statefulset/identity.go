@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,21 +17,26 @@ import (
 	"github.com/kplane/kplane/pkg/controller/history"
 )
 
-// podNamePattern splits a pod name into its set's name and its ordinal.
-var podNamePattern = regexp.MustCompile(`^(.*)-([0-9]+)$`)
-
-// parentAndOrdinal returns the set name and ordinal encoded in pod's name,
-// or "" and -1 when the name does not end in an ordinal.
+// parentAndOrdinal returns the set name and ordinal encoded in pod's name
+// (<set>-<ordinal>), or "" and -1 when the name does not end in a dash and
+// a 32-bit decimal ordinal.
 func parentAndOrdinal(pod *corev1.Pod) (string, int) {
-	m := podNamePattern.FindStringSubmatch(pod.Name)
-	if m == nil {
+	name := pod.Name
+	dash := strings.LastIndexByte(name, '-')
+	if dash < 0 || dash == len(name)-1 {
 		return "", -1
 	}
-	i, err := strconv.ParseInt(m[2], 10, 32)
+	digits := name[dash+1:]
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return "", -1
+		}
+	}
+	i, err := strconv.ParseInt(digits, 10, 32)
 	if err != nil {
 		return "", -1
 	}
-	return m[1], int(i)
+	return name[:dash], int(i)
 }
 
 // ordinalOf is the ordinal of pod, -1 when it has none.

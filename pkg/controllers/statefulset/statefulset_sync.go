@@ -363,8 +363,13 @@ func (s *syncer) reconcilePods(ctx context.Context, key string, set *appsv1.Stat
 	monotonic := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	recount := func() { countPods(status, minReady, now, current, update, replicas, condemned) }
 
-	if exit, err := runForAll(len(replicas), monotonic, func(i int) (bool, error) {
-		return s.processReplica(ctx, key, set, updateSet, monotonic, replicas[i], now)
+	// Parallel rounds spend goroutines only on the pods that need a write.
+	todo := replicas
+	if !monotonic {
+		todo = slices.DeleteFunc(slices.Clone(replicas), func(p *corev1.Pod) bool { return !s.replicaNeedsWork(set, updateSet, p) })
+	}
+	if exit, err := runForAll(len(todo), monotonic, func(i int) (bool, error) {
+		return s.processReplica(ctx, key, set, updateSet, monotonic, todo[i], now)
 	}); exit || err != nil {
 		recount()
 		return status, err
@@ -445,6 +450,19 @@ func (s *syncer) processReplica(ctx context.Context, key string, set, updateSet 
 		return true, err
 	}
 	return false, nil
+}
+
+// replicaNeedsWork reports whether processReplica could write anything
+// for pod in a Parallel round.
+func (s *syncer) replicaNeedsWork(set, updateSet *appsv1.StatefulSet, pod *corev1.Pod) bool {
+	if isFinished(pod) || !isCreated(pod) || (isPending(pod) && len(set.Spec.VolumeClaimTemplates) > 0) {
+		return true
+	}
+	if !identityMatches(set, pod) || !storageMatches(set, pod) {
+		return true
+	}
+	match, err := s.claimsMatchRetention(updateSet, pod)
+	return err == nil && !match
 }
 
 // processCondemned deletes one pod of an ordinal no longer wanted, unless a
