@@ -12,6 +12,7 @@ import (
 	"github.com/kplane/kplane/pkg/controllers/namespace"
 	"github.com/kplane/kplane/pkg/controllers/nodesim"
 	"github.com/kplane/kplane/pkg/controllers/replicaset"
+	"github.com/kplane/kplane/pkg/controllers/statefulset"
 	"github.com/kplane/kplane/pkg/workqueue"
 )
 
@@ -20,6 +21,9 @@ const (
 	DeploymentController       = "deployment"
 	ReplicaSetController       = "replicaset"
 	GarbageCollectorController = "garbagecollector"
+	// StatefulSetController runs the pods, PVCs and revisions of
+	// StatefulSets.
+	StatefulSetController = "statefulset"
 	// NamespaceController empties namespaces being deleted and then
 	// finalizes them, so that they go.
 	NamespaceController = "namespace"
@@ -81,6 +85,12 @@ func knownControllers() []descriptor {
 		}},
 		{name: ReplicaSetController, enabledBy: true, build: func(d deps) (runner, error) {
 			return replicaset.New(replicaset.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, FeatureGates: d.cfg.Gates,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: StatefulSetController, enabledBy: true, build: func(d deps) (runner, error) {
+			return statefulset.New(statefulset.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, FeatureGates: d.cfg.Gates,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})

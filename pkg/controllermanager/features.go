@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/kplane/kplane/pkg/controllers/replicaset"
+	"github.com/kplane/kplane/pkg/controllers/statefulset"
 	"github.com/kplane/kplane/pkg/featuregate"
 )
 
@@ -21,7 +22,7 @@ const WatchListClient featuregate.Feature = "WatchListClient"
 const ControllerPriorityQueue featuregate.Feature = "ControllerPriorityQueue"
 
 // Features returns the specs of the features the manager and its
-// controllers read (replicaset.Features included), for cmd/ to add to its
+// controllers read (replicaset.Features and statefulset.Features included), for cmd/ to add to its
 // registry. Config.Gates must know them all: an unknown feature reads as
 // off. Every call returns a new map.
 func Features() map[featuregate.Feature]featuregate.VersionedSpecs {
@@ -34,6 +35,7 @@ func Features() map[featuregate.Feature]featuregate.VersionedSpecs {
 		},
 	}
 	maps.Copy(out, replicaset.Features())
+	maps.Copy(out, statefulset.Features())
 	return out
 }
 
