@@ -25,7 +25,9 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-type fakeWriter struct{ written []*policyv1.PodDisruptionBudget }
+type fakeWriter struct {
+	written []*policyv1.PodDisruptionBudget
+}
 
 func (f *fakeWriter) UpdateStatus(_ context.Context, pdb *policyv1.PodDisruptionBudget) error {
 	f.written = append(f.written, pdb)
@@ -48,7 +50,9 @@ func (f fakeScales) Scale(_ context.Context, gk schema.GroupKind, _, name string
 
 type fakeRecorder struct{ reasons []string }
 
-func (r *fakeRecorder) Event(_ record.Object, _, reason, _ string) { r.reasons = append(r.reasons, reason) }
+func (r *fakeRecorder) Event(_ record.Object, _, reason, _ string) {
+	r.reasons = append(r.reasons, reason)
+}
 
 type fixture struct {
 	s        *syncer
