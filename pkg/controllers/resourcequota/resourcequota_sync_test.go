@@ -289,9 +289,11 @@ func TestSyncUsed(t *testing.T) {
 		}},
 		want: map[string]string{"configmaps": "2", "count/configmaps": "2", "resourcequotas": "1", "count/widgets.example.com": "3", "count/deployments.apps": "1"},
 	}, {
-		name:  "a resource without an evaluator keeps its old value, an unserved count is left out",
-		quota: quota(map[string]string{"example.com/thing": "5", "count/gadgets.example.com": "1"}, func(q *corev1.ResourceQuota) { q.Status.Used = list(map[string]string{"example.com/thing": "2", "stale": "1"}) }),
-		want:  map[string]string{"example.com/thing": "2"},
+		name: "a resource without an evaluator keeps its old value, an unserved count is left out",
+		quota: quota(map[string]string{"example.com/thing": "5", "count/gadgets.example.com": "1"}, func(q *corev1.ResourceQuota) {
+			q.Status.Used = list(map[string]string{"example.com/thing": "2", "stale": "1"})
+		}),
+		want: map[string]string{"example.com/thing": "2"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,7 +39,7 @@ func podCounts(pod *corev1.Pod, now time.Time) bool {
 // memory, ephemeral-storage and huge pages), limits.<r>.
 func podUsage(pod *corev1.Pod) corev1.ResourceList {
 	out := corev1.ResourceList{
-		corev1.ResourcePods:              *resource.NewQuantity(1, resource.DecimalSI),
+		corev1.ResourcePods:               *resource.NewQuantity(1, resource.DecimalSI),
 		countPrefix + corev1.ResourcePods: *resource.NewQuantity(1, resource.DecimalSI),
 	}
 	requests, limits := podResources(pod)
