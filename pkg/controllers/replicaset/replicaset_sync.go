@@ -58,8 +58,8 @@ type syncer struct {
 	replicaSets replicaSetWriter
 	// kind is the kind of the managed objects (Source.Kind); empty means
 	// ReplicaSet.
-	kind schema.GroupVersionKind
-	recorder    EventRecorder
+	kind     schema.GroupVersionKind
+	recorder EventRecorder
 	// expectations holds a ReplicaSet back from creating or deleting until
 	// the pod informer has seen its previous creations and deletions.
 	expectations *controller.UIDTrackingExpectations
