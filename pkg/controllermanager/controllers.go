@@ -8,11 +8,15 @@ import (
 
 	"github.com/kplane/kplane/pkg/controllers/clusterroleaggregation"
 	"github.com/kplane/kplane/pkg/controllers/deployment"
+	"github.com/kplane/kplane/pkg/controllers/disruption"
 	"github.com/kplane/kplane/pkg/controllers/garbagecollector"
 	"github.com/kplane/kplane/pkg/controllers/namespace"
 	"github.com/kplane/kplane/pkg/controllers/nodesim"
+	"github.com/kplane/kplane/pkg/controllers/podgc"
 	"github.com/kplane/kplane/pkg/controllers/replicaset"
 	"github.com/kplane/kplane/pkg/controllers/statefulset"
+	"github.com/kplane/kplane/pkg/controllers/replicationcontroller"
+	"github.com/kplane/kplane/pkg/controllers/resourcequota"
 	"github.com/kplane/kplane/pkg/workqueue"
 )
 
@@ -30,6 +34,16 @@ const (
 	// ClusterRoleAggregationController fills in the rules of ClusterRoles
 	// with an aggregationRule.
 	ClusterRoleAggregationController = "clusterrole-aggregation"
+	// PodGCController deletes terminated pods beyond a threshold and the
+	// pods of nodes that are gone.
+	PodGCController = "podgc"
+	// DisruptionController keeps the status of PodDisruptionBudgets.
+	DisruptionController = "disruption"
+	// ResourceQuotaController keeps the status (usage) of ResourceQuotas.
+	ResourceQuotaController = "resourcequota"
+	// ReplicationControllerController runs ReplicationControllers with the
+	// ReplicaSet logic.
+	ReplicationControllerController = "replicationcontroller"
 	// NodeSimulator runs simulated nodes (Config.Nodes of them) that
 	// schedule and run pods. It is off by default, as it stands in for
 	// kubelets: `kplane up` turns it on.
@@ -109,6 +123,29 @@ func knownControllers() []descriptor {
 		}},
 		{name: ClusterRoleAggregationController, enabledBy: true, build: func(d deps) (runner, error) {
 			return clusterroleaggregation.New(clusterroleaggregation.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: PodGCController, enabledBy: true, build: func(d deps) (runner, error) {
+			return podgc.New(podgc.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, Logger: d.cfg.Logger,
+			})
+		}},
+		{name: DisruptionController, enabledBy: true, build: func(d deps) (runner, error) {
+			return disruption.New(disruption.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: ResourceQuotaController, enabledBy: true, build: func(d deps) (runner, error) {
+			return resourcequota.New(resourcequota.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: ReplicationControllerController, enabledBy: true, build: func(d deps) (runner, error) {
+			return replicationcontroller.New(replicationcontroller.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})

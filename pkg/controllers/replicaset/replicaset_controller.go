@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -68,6 +69,12 @@ type Config struct {
 	// behind other work. The controller shuts the queue down when Run
 	// returns.
 	NewQueue func(name string) (workqueue.RateLimitingInterface[string], error)
+	// Source, if set, makes the controller manage another kind of object
+	// in the ReplicaSet's shape (see Source); Informers still provides the
+	// pods. Nil manages ReplicaSets. A Source's objects have no
+	// status.terminatingReplicas: DeploymentReplicaSetTerminatingReplicas
+	// does not apply to them.
+	Source *Source
 }
 
 // Controller is the ReplicaSet controller. Run it once.
@@ -111,9 +118,19 @@ func New(cfg Config) (*Controller, error) {
 		}
 		cfg.FeatureGates = gates
 	}
-	rsInformer, err := cfg.Informers.ReplicaSets()
-	if err != nil {
-		return nil, fmt.Errorf("replicaset: %w", err)
+	name, queueName := Name, "replicaset"
+	var rsInformer *cache.SharedIndexInformer[*appsv1.ReplicaSet]
+	if cfg.Source != nil {
+		if err := cfg.Source.validate(); err != nil {
+			return nil, err
+		}
+		name, queueName, rsInformer = cfg.Source.Name, cfg.Source.QueueName, cfg.Source.Informer
+	} else {
+		inf, err := cfg.Informers.ReplicaSets()
+		if err != nil {
+			return nil, fmt.Errorf("replicaset: %w", err)
+		}
+		rsInformer = inf
 	}
 	podInformer, err := cfg.Informers.Pods()
 	if err != nil {
@@ -126,7 +143,7 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.NewQueue == nil {
 		cfg.NewQueue = defaultQueue
 	}
-	queue, err := cfg.NewQueue("replicaset")
+	queue, err := cfg.NewQueue(queueName)
 	if err != nil {
 		return nil, fmt.Errorf("replicaset: %w", err)
 	}
@@ -134,19 +151,25 @@ func New(cfg Config) (*Controller, error) {
 		pods: client.NewResource(cfg.Client, client.Pods),
 		rss:  client.NewResource(cfg.Client, client.ReplicaSets),
 	}
+	var status replicaSetWriter = api
+	var kind schema.GroupVersionKind
+	if cfg.Source != nil {
+		status, kind = cfg.Source.Status, cfg.Source.Kind
+	}
 	s := &syncer{
 		rsLister:         rsInformer.Lister(),
 		podLister:        podInformer.Lister(),
 		pods:             api,
-		replicaSets:      api,
+		replicaSets:      status,
+		kind:             kind,
 		recorder:         cfg.Recorder,
 		expectations:     expectations,
 		clock:            cfg.Clock,
 		burstReplicas:    cfg.BurstReplicas,
-		countTerminating: cfg.FeatureGates.Enabled(DeploymentReplicaSetTerminatingReplicas),
+		countTerminating: cfg.FeatureGates.Enabled(DeploymentReplicaSetTerminatingReplicas) && cfg.Source == nil,
 	}
 	ctrl, err := controller.New(controller.Config{
-		Name:        Name,
+		Name:        name,
 		Queue:       queue,
 		SyncHandler: s.sync,
 		CacheSyncs: map[string]controller.InformerSynced{
@@ -160,7 +183,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replicaset: %w", err)
 	}
-	c := &Controller{rsInformer: rsInformer, podInformer: podInformer, ctrl: ctrl, syncer: s, logger: cfg.Logger.With("controller", Name)}
+	c := &Controller{rsInformer: rsInformer, podInformer: podInformer, ctrl: ctrl, syncer: s, logger: cfg.Logger.With("controller", name)}
 	c.wakeups = wakeup.New(cfg.Clock, ctrl.EnqueueKey)
 	s.enqueueAfter = c.wakeups.After
 
@@ -215,7 +238,7 @@ func (c *Controller) deleteReplicaSet(obj any) {
 // resolveControllerRef returns the ReplicaSet ref names in namespace if it
 // is the one the reference means (same uid), else nil.
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref.Kind != replicaSetKind.Kind {
+	if ref.Kind != c.syncer.ownerKind().Kind {
 		return nil
 	}
 	rs, err := c.syncer.rsLister.Namespace(namespace).Get(ref.Name)

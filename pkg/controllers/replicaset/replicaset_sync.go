@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
@@ -47,10 +48,7 @@ type podWriter interface {
 }
 
 // replicaSetWriter reads ReplicaSets past the cache and writes their status.
-type replicaSetWriter interface {
-	GetReplicaSet(ctx context.Context, namespace, name string) (*appsv1.ReplicaSet, error)
-	UpdateStatus(ctx context.Context, rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error)
-}
+type replicaSetWriter = StatusWriter
 
 // syncer holds what the reconcile logic reads and writes.
 type syncer struct {
@@ -58,7 +56,10 @@ type syncer struct {
 	podLister   *cache.Lister[*corev1.Pod]
 	pods        podWriter
 	replicaSets replicaSetWriter
-	recorder    EventRecorder
+	// kind is the kind of the managed objects (Source.Kind); empty means
+	// ReplicaSet.
+	kind     schema.GroupVersionKind
+	recorder EventRecorder
 	// expectations holds a ReplicaSet back from creating or deleting until
 	// the pod informer has seen its previous creations and deletions.
 	expectations *controller.UIDTrackingExpectations
@@ -132,7 +133,7 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 func (s *syncer) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, selector labels.Selector, pods []*corev1.Pod) ([]*corev1.Pod, error) {
 	return controller.ClaimPods(ctx, controller.RefManagerConfig[*corev1.Pod]{
 		Owner:     rs,
-		OwnerKind: replicaSetKind,
+		OwnerKind: s.ownerKind(),
 		Selector:  selector,
 		Patcher:   s.pods,
 		GetOwner: func(ctx context.Context) (metav1.Object, error) {
@@ -202,7 +203,7 @@ func (s *syncer) manageReplicas(ctx context.Context, key string, pods []*corev1.
 
 // createPod creates one pod from rs's template and records the outcome.
 func (s *syncer) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	pod := podFromTemplate(rs)
+	pod := podFromTemplate(rs, s.ownerKind())
 	created, err := s.pods.CreatePod(ctx, pod)
 	if err != nil {
 		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
@@ -230,8 +231,9 @@ func (s *syncer) deletePod(ctx context.Context, rs *appsv1.ReplicaSet, pod *core
 	return nil
 }
 
-// podFromTemplate is a new pod as rs's template describes it, controlled by rs.
-func podFromTemplate(rs *appsv1.ReplicaSet) *corev1.Pod {
+// podFromTemplate is a new pod as rs's template describes it, controlled by
+// rs, of kind kind.
+func podFromTemplate(rs *appsv1.ReplicaSet, kind schema.GroupVersionKind) *corev1.Pod {
 	t := rs.Spec.Template.DeepCopy()
 	yes := true
 	pod := &corev1.Pod{
@@ -242,8 +244,8 @@ func podFromTemplate(rs *appsv1.ReplicaSet) *corev1.Pod {
 			Annotations:  t.Annotations,
 			Finalizers:   t.Finalizers,
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion:         replicaSetKind.GroupVersion().String(),
-				Kind:               replicaSetKind.Kind,
+				APIVersion:         kind.GroupVersion().String(),
+				Kind:               kind.Kind,
 				Name:               rs.Name,
 				UID:                rs.UID,
 				Controller:         &yes,

@@ -433,7 +433,7 @@ func TestSyncBurstReplicas(t *testing.T) {
 
 func TestPodFromTemplate(t *testing.T) {
 	rs := newRS(1)
-	pod := podFromTemplate(rs)
+	pod := podFromTemplate(rs, replicaSetKind)
 	if pod.GenerateName != "web-" || pod.Namespace != "ns" {
 		t.Errorf("generateName, namespace = %q, %q", pod.GenerateName, pod.Namespace)
 	}
