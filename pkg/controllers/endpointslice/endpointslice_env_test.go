@@ -157,7 +157,7 @@ func TestEnvDeploymentBehindService(t *testing.T) {
 	// What `kubectl expose deployment web --port 80 --target-port http` makes.
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: corev1.ServiceSpec{Selector: sel, Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("http")}}},
+		Spec:       corev1.ServiceSpec{Selector: sel, Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("http")}}},
 	}
 	svcs := client.NewResource(env.Client, client.Services)
 	if _, err := svcs.Create(ctx, svc, metav1.CreateOptions{}); err != nil {

@@ -217,7 +217,9 @@ func (e *endpointSet) insert(ep *discoveryv1.Endpoint) {
 	e.byKey[k] = ep
 }
 
-func (e *endpointSet) get(ep *discoveryv1.Endpoint) *discoveryv1.Endpoint { return e.byKey[endpointKey(ep)] }
+func (e *endpointSet) get(ep *discoveryv1.Endpoint) *discoveryv1.Endpoint {
+	return e.byKey[endpointKey(ep)]
+}
 
 func (e *endpointSet) remove(ep *discoveryv1.Endpoint) { delete(e.byKey, endpointKey(ep)) }
 
