@@ -267,7 +267,9 @@ func TestSyncLabelsAndAnnotations(t *testing.T) {
 		t.Errorf("trigger time %q, want the service's creation", got)
 	}
 	// The service's labels change: copied over.
-	f.add(service(func(s *corev1.Service) { s.Spec.ClusterIP, s.Labels = corev1.ClusterIPNone, map[string]string{"team": "b"} }))
+	f.add(service(func(s *corev1.Service) {
+		s.Spec.ClusterIP, s.Labels = corev1.ClusterIPNone, map[string]string{"team": "b"}
+	}))
 	if a := f.mustSync(); !cmp.Equal(a, []string{"update web"}) {
 		t.Fatalf("writes %v, want an update", a)
 	}
