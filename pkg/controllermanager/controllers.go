@@ -8,10 +8,14 @@ import (
 
 	"github.com/kplane/kplane/pkg/controllers/clusterroleaggregation"
 	"github.com/kplane/kplane/pkg/controllers/deployment"
+	"github.com/kplane/kplane/pkg/controllers/endpoints"
+	"github.com/kplane/kplane/pkg/controllers/endpointslice"
 	"github.com/kplane/kplane/pkg/controllers/garbagecollector"
 	"github.com/kplane/kplane/pkg/controllers/namespace"
 	"github.com/kplane/kplane/pkg/controllers/nodesim"
 	"github.com/kplane/kplane/pkg/controllers/replicaset"
+	"github.com/kplane/kplane/pkg/controllers/rootcacertpublisher"
+	"github.com/kplane/kplane/pkg/controllers/serviceaccount"
 	"github.com/kplane/kplane/pkg/workqueue"
 )
 
@@ -26,6 +30,19 @@ const (
 	// ClusterRoleAggregationController fills in the rules of ClusterRoles
 	// with an aggregationRule.
 	ClusterRoleAggregationController = "clusterrole-aggregation"
+	// EndpointSliceController keeps the EndpointSlices of Services with a
+	// selector.
+	EndpointSliceController = "endpointslice"
+	// EndpointsController keeps the (legacy) Endpoints of Services with a
+	// selector; "endpoint", as kube-controller-manager names it.
+	EndpointsController = "endpoint"
+	// ServiceAccountController keeps a default ServiceAccount in every
+	// namespace.
+	ServiceAccountController = "serviceaccount"
+	// RootCACertPublisher keeps the kube-root-ca.crt ConfigMap in every
+	// namespace. It is on by default but only starts when Config.RootCA
+	// is set.
+	RootCACertPublisher = "root-ca-cert-publisher"
 	// NodeSimulator runs simulated nodes (Config.Nodes of them) that
 	// schedule and run pods. It is off by default, as it stands in for
 	// kubelets: `kplane up` turns it on.
@@ -67,7 +84,9 @@ func queueFactory(cfg Config, metrics workqueue.MetricsProvider) func(name strin
 type descriptor struct {
 	name      string
 	enabledBy bool // on under "*"
-	build     func(d deps) (runner, error)
+	// build builds the controller; a nil runner and nil error mean it has
+	// nothing to do with this configuration and is not started.
+	build func(d deps) (runner, error)
 }
 
 // knownControllers lists every controller in start order.
@@ -100,6 +119,33 @@ func knownControllers() []descriptor {
 		{name: ClusterRoleAggregationController, enabledBy: true, build: func(d deps) (runner, error) {
 			return clusterroleaggregation.New(clusterroleaggregation.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: EndpointSliceController, enabledBy: true, build: func(d deps) (runner, error) {
+			return endpointslice.New(endpointslice.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: EndpointsController, enabledBy: true, build: func(d deps) (runner, error) {
+			return endpoints.New(endpoints.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: ServiceAccountController, enabledBy: true, build: func(d deps) (runner, error) {
+			return serviceaccount.New(serviceaccount.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: RootCACertPublisher, enabledBy: true, build: func(d deps) (runner, error) {
+			if len(d.cfg.RootCA) == 0 {
+				return nil, nil
+			}
+			return rootcacertpublisher.New(rootcacertpublisher.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, RootCA: d.cfg.RootCA,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},

@@ -1,6 +1,7 @@
 package controllermanager
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -16,13 +17,13 @@ func TestEnabledControllers(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{name: "empty means star", list: nil, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
-		{name: "star", list: []string{"*"}, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
-		{name: "star plus off-by-default", list: []string{"*", "nodesim"}, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "nodesim"}},
-		{name: "star minus one", list: []string{"*", "-deployment"}, want: []string{"replicaset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
+		{name: "empty means star", list: nil, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher"}},
+		{name: "star", list: []string{"*"}, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher"}},
+		{name: "star plus off-by-default", list: []string{"*", "nodesim"}, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher", "nodesim"}},
+		{name: "star minus one", list: []string{"*", "-deployment"}, want: []string{"replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher"}},
 		{name: "only named", list: []string{"replicaset"}, want: []string{"replicaset"}},
 		{name: "first mention wins: enable", list: []string{"replicaset", "-replicaset"}, want: []string{"replicaset"}},
-		{name: "first mention wins: disable", list: []string{"-replicaset", "replicaset", "*"}, want: []string{"deployment", "garbagecollector", "namespace", "clusterrole-aggregation"}},
+		{name: "first mention wins: disable", list: []string{"-replicaset", "replicaset", "*"}, want: []string{"deployment", "garbagecollector", "namespace", "clusterrole-aggregation", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher"}},
 		{name: "disable only", list: []string{"-deployment"}, want: nil},
 		{name: "unknown", list: []string{"*", "cronjob"}, wantErr: `unknown controller "cronjob"`},
 		{name: "unknown disabled", list: []string{"-cronjob"}, wantErr: `unknown controller "cronjob"`},
@@ -52,10 +53,10 @@ func TestEnabledControllers(t *testing.T) {
 }
 
 func TestKnownAndDefaultControllers(t *testing.T) {
-	if diff := cmp.Diff([]string{"clusterrole-aggregation", "deployment", "garbagecollector", "namespace", "nodesim", "replicaset"}, KnownControllers()); diff != "" {
+	if diff := cmp.Diff([]string{"clusterrole-aggregation", "deployment", "endpoint", "endpointslice", "garbagecollector", "namespace", "nodesim", "replicaset", "root-ca-cert-publisher", "serviceaccount"}, KnownControllers()); diff != "" {
 		t.Errorf("KnownControllers (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"clusterrole-aggregation", "deployment", "garbagecollector", "namespace", "replicaset"}, DefaultControllers()); diff != "" {
+	if diff := cmp.Diff([]string{"clusterrole-aggregation", "deployment", "endpoint", "endpointslice", "garbagecollector", "namespace", "replicaset", "root-ca-cert-publisher", "serviceaccount"}, DefaultControllers()); diff != "" {
 		t.Errorf("DefaultControllers (-want +got):\n%s", diff)
 	}
 }
@@ -73,5 +74,30 @@ func TestFeaturesIncludeControllers(t *testing.T) {
 	}
 	if !g.Enabled(WatchListClient) || !g.Enabled("DeploymentReplicaSetTerminatingReplicas") {
 		t.Error("default gates do not enable the beta features")
+	}
+}
+
+// The root CA publisher is on by default but only starts with a CA, as
+// kube-controller-manager's starts only with --root-ca-file (or the
+// service account key's CA).
+func TestRootCAPublisherNeedsCA(t *testing.T) {
+	c, _ := startServer(t)
+	for _, tc := range []struct {
+		name string
+		ca   []byte
+		want []string
+	}{
+		{name: "without a CA", want: []string{}},
+		{name: "with a CA", ca: []byte("-----BEGIN CERTIFICATE-----\n"), want: []string{RootCACertPublisher}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := New(Config{Client: c, Controllers: []string{RootCACertPublisher}, RootCA: tc.ca, LeaderElection: LeaderElectionConfig{Disabled: true}, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, m.Controllers()); diff != "" {
+				t.Errorf("controllers (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
