@@ -467,6 +467,18 @@ func TestSyncPacking(t *testing.T) {
 			t.Errorf("slice sizes %v, want [100 95]", got)
 		}
 	})
+	t.Run("of several unchanged slices, the one left closest to full is filled", func(t *testing.T) {
+		f := newFixture(t, 8, service())
+		for _, p := range pods(0, 13) {
+			f.add(p)
+		}
+		f.mustSync() // web-1: 8, web-2: 5
+		f.s.maxPerSlice = 10
+		f.add(pods(13, 1)[0])
+		if a := f.mustSync(); !cmp.Equal(a, []string{"update web-1"}) {
+			t.Errorf("writes %v, want web-1 (8+1 of 10) filled rather than web-2 (5+1)", a)
+		}
+	})
 	t.Run("more endpoints than fit make a new slice", func(t *testing.T) {
 		f := newFixture(t, 100, service())
 		for _, p := range pods(0, 180) {
