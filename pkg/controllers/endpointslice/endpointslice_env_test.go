@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -198,13 +199,20 @@ func TestEnvDeploymentBehindService(t *testing.T) {
 
 	scale := func(n int32) {
 		t.Helper()
-		cur, err := deps.Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cur.Spec.Replicas = &n
-		if _, err := deps.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
+		for {
+			cur, err := deps.Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur.Spec.Replicas = &n
+			_, err = deps.Update(ctx, cur, metav1.UpdateOptions{})
+			if err == nil {
+				return
+			}
+			// The controllers write the Deployment's status meanwhile.
+			if !apierrors.IsConflict(err) {
+				t.Fatal(err)
+			}
 		}
 	}
 	scale(5)
