@@ -49,6 +49,11 @@ type Config struct {
 	// Nodes is how many nodes the node simulator runs, when enabled.
 	// Default nodesim.DefaultNodes; must not be negative.
 	Nodes int
+	// RootCA is the PEM CA bundle the root-ca-cert-publisher puts in every
+	// namespace's kube-root-ca.crt ConfigMap: the API server's CA. When
+	// empty (the default) that controller is not started, even when
+	// enabled.
+	RootCA []byte
 	// LeaderElection configures the election. It is on by default.
 	LeaderElection LeaderElectionConfig
 	// Identity is this process's identity in the Lease. Default the host

@@ -9,14 +9,18 @@ import (
 	"github.com/kplane/kplane/pkg/controllers/clusterroleaggregation"
 	"github.com/kplane/kplane/pkg/controllers/deployment"
 	"github.com/kplane/kplane/pkg/controllers/disruption"
+	"github.com/kplane/kplane/pkg/controllers/endpoints"
+	"github.com/kplane/kplane/pkg/controllers/endpointslice"
 	"github.com/kplane/kplane/pkg/controllers/garbagecollector"
 	"github.com/kplane/kplane/pkg/controllers/namespace"
 	"github.com/kplane/kplane/pkg/controllers/nodesim"
 	"github.com/kplane/kplane/pkg/controllers/podgc"
 	"github.com/kplane/kplane/pkg/controllers/replicaset"
-	"github.com/kplane/kplane/pkg/controllers/statefulset"
 	"github.com/kplane/kplane/pkg/controllers/replicationcontroller"
 	"github.com/kplane/kplane/pkg/controllers/resourcequota"
+	"github.com/kplane/kplane/pkg/controllers/rootcacertpublisher"
+	"github.com/kplane/kplane/pkg/controllers/serviceaccount"
+	"github.com/kplane/kplane/pkg/controllers/statefulset"
 	"github.com/kplane/kplane/pkg/workqueue"
 )
 
@@ -48,6 +52,19 @@ const (
 	// schedule and run pods. It is off by default, as it stands in for
 	// kubelets: `kplane up` turns it on.
 	NodeSimulator = "nodesim"
+	// EndpointSliceController keeps the EndpointSlices of Services with a
+	// selector.
+	EndpointSliceController = "endpointslice"
+	// EndpointsController keeps the (legacy) Endpoints of Services with a
+	// selector; "endpoint", as kube-controller-manager names it.
+	EndpointsController = "endpoint"
+	// ServiceAccountController keeps a default ServiceAccount in every
+	// namespace.
+	ServiceAccountController = "serviceaccount"
+	// RootCACertPublisher keeps the kube-root-ca.crt ConfigMap in every
+	// namespace. It is on by default but only starts when Config.RootCA
+	// is set.
+	RootCACertPublisher = "root-ca-cert-publisher"
 )
 
 // runner is a built controller: Run blocks until ctx ends.
@@ -147,6 +164,33 @@ func knownControllers() []descriptor {
 		{name: ReplicationControllerController, enabledBy: true, build: func(d deps) (runner, error) {
 			return replicationcontroller.New(replicationcontroller.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: EndpointSliceController, enabledBy: true, build: func(d deps) (runner, error) {
+			return endpointslice.New(endpointslice.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: EndpointsController, enabledBy: true, build: func(d deps) (runner, error) {
+			return endpoints.New(endpoints.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: ServiceAccountController, enabledBy: true, build: func(d deps) (runner, error) {
+			return serviceaccount.New(serviceaccount.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: RootCACertPublisher, enabledBy: true, build: func(d deps) (runner, error) {
+			if len(d.cfg.RootCA) == 0 {
+				return nil, nil
+			}
+			return rootcacertpublisher.New(rootcacertpublisher.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, RootCA: d.cfg.RootCA,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},

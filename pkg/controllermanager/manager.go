@@ -81,6 +81,10 @@ func New(cfg Config) (*Manager, error) {
 		if err != nil {
 			return nil, fmt.Errorf("controllermanager: %s: %w", desc.name, err)
 		}
+		if r == nil {
+			cfg.Logger.Info("controller not started: nothing to do with this configuration", "controller", desc.name)
+			continue
+		}
 		m.controllers = append(m.controllers, namedRunner{name: desc.name, r: r})
 	}
 	if cfg.LeaderElection.Disabled {
