@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kplane/kplane/pkg/controllers/clusterroleaggregation"
+	"github.com/kplane/kplane/pkg/controllers/daemonset"
 	"github.com/kplane/kplane/pkg/controllers/deployment"
 	"github.com/kplane/kplane/pkg/controllers/garbagecollector"
 	"github.com/kplane/kplane/pkg/controllers/namespace"
@@ -26,6 +27,9 @@ const (
 	// ClusterRoleAggregationController fills in the rules of ClusterRoles
 	// with an aggregationRule.
 	ClusterRoleAggregationController = "clusterrole-aggregation"
+	// DaemonSetController runs one pod of each DaemonSet on every
+	// eligible node.
+	DaemonSetController = "daemonset"
 	// NodeSimulator runs simulated nodes (Config.Nodes of them) that
 	// schedule and run pods. It is off by default, as it stands in for
 	// kubelets: `kplane up` turns it on.
@@ -99,6 +103,12 @@ func knownControllers() []descriptor {
 		}},
 		{name: ClusterRoleAggregationController, enabledBy: true, build: func(d deps) (runner, error) {
 			return clusterroleaggregation.New(clusterroleaggregation.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: DaemonSetController, enabledBy: true, build: func(d deps) (runner, error) {
+			return daemonset.New(daemonset.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
