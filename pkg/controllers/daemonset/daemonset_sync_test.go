@@ -14,7 +14,9 @@ import (
 
 func TestNodeShouldRunDaemonPod(t *testing.T) {
 	taint := func(key string, effect corev1.TaintEffect) func(*corev1.Node) {
-		return func(n *corev1.Node) { n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: "v", Effect: effect}) }
+		return func(n *corev1.Node) {
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Value: "v", Effect: effect})
+		}
 	}
 	affinity := func(terms ...corev1.NodeSelectorTerm) func(*appsv1.DaemonSet) {
 		return func(ds *appsv1.DaemonSet) {
