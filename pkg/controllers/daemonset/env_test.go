@@ -126,7 +126,9 @@ func TestDaemonSetFollowsNodesAndRollsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitDS(func(ds *appsv1.DaemonSet) bool { return ds.Status.DesiredNumberScheduled == 4 && ds.Status.NumberAvailable == 4 })
+	h.waitDS(func(ds *appsv1.DaemonSet) bool {
+		return ds.Status.DesiredNumberScheduled == 4 && ds.Status.NumberAvailable == 4
+	})
 	if p := h.livePods()[added]; len(p) != 1 {
 		t.Errorf("added node %s runs %d daemon pods", added, len(p))
 	}
@@ -146,7 +148,9 @@ func TestDaemonSetFollowsNodesAndRollsOut(t *testing.T) {
 	if _, err := h.dss.Update(t.Context(), cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h.waitDS(func(ds *appsv1.DaemonSet) bool { return ds.Generation == 2 && rolledOut(ds) && ds.Status.NumberUnavailable == 0 })
+	h.waitDS(func(ds *appsv1.DaemonSet) bool {
+		return ds.Generation == 2 && rolledOut(ds) && ds.Status.NumberUnavailable == 0
+	})
 	for node, ps := range h.livePods() {
 		if node == "kplane-node-0" {
 			continue // the removed node's pod waits for the pod garbage collector
