@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kplane/kplane/pkg/controllers/clusterroleaggregation"
+	"github.com/kplane/kplane/pkg/controllers/daemonset"
 	"github.com/kplane/kplane/pkg/controllers/deployment"
 	"github.com/kplane/kplane/pkg/controllers/disruption"
 	"github.com/kplane/kplane/pkg/controllers/endpoints"
@@ -65,6 +66,9 @@ const (
 	// namespace. It is on by default but only starts when Config.RootCA
 	// is set.
 	RootCACertPublisher = "root-ca-cert-publisher"
+	// DaemonSetController runs one pod of each DaemonSet on every
+	// eligible node.
+	DaemonSetController = "daemonset"
 )
 
 // runner is a built controller: Run blocks until ctx ends.
@@ -191,6 +195,12 @@ func knownControllers() []descriptor {
 			}
 			return rootcacertpublisher.New(rootcacertpublisher.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, RootCA: d.cfg.RootCA,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: DaemonSetController, enabledBy: true, build: func(d deps) (runner, error) {
+			return daemonset.New(daemonset.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},

@@ -7,15 +7,43 @@
 // resources, addresses and node info, and renews one Lease per node in
 // the kube-node-lease namespace every HeartbeatInterval, as kubelets do.
 //
+// Nodes can come and go while it runs: AddNode simulates one more node
+// (the next index) and registers it; RemoveNode stops simulating one and
+// deletes its Node object and Lease, leaving the pods bound to it
+// unfinished for the pod garbage collector, as on a cluster that lost a
+// machine. A simulated node whose Node object is deleted by someone else
+// (kubectl delete node) registers again on its next heartbeat, as a
+// running kubelet does, and keeps running its pods; labels, taints and
+// spec.unschedulable set on Node objects (kubectl label, taint, cordon)
+// steer the scheduling below at once.
+//
 // It acts on pods as a scheduler and kubelets would:
 //   - Scheduling: a pending pod without spec.nodeName and with the default
 //     scheduler is bound, through the pods/binding subresource, to the
-//     simulated node with the fewest pods among those that are Ready, not
-//     unschedulable, match its nodeSelector, have their NoSchedule and
-//     NoExecute taints tolerated and have room under their pod capacity.
+//     simulated node with the fewest pods among those it fits, by
+//     kube-scheduler's filters in their order: the node is not
+//     unschedulable (unless the pod tolerates the
+//     node.kubernetes.io/unschedulable taint, as DaemonSet pods do) and is
+//     Ready (unless the pod tolerates node.kubernetes.io/not-ready); its
+//     NoSchedule and NoExecute taints are tolerated; it matches the pod's
+//     nodeSelector and required node affinity (terms ORed; In, NotIn,
+//     Exists, DoesNotExist, Gt, Lt on labels; matchFields on
+//     metadata.name, which is how DaemonSet pods name their node); it has
+//     room under its pod capacity and its allocatable resources for the
+//     pod's requests (the larger of the containers' sum and each init
+//     container's, sidecar init containers added in, plus overhead),
+//     counting every unfinished pod bound or being bound there.
 //     When none fits, the pod gets a PodScheduled=False condition with
-//     reason Unschedulable and is tried again when a simulated node
-//     changes or a pod leaves one.
+//     reason Unschedulable and the message kube-scheduler writes, e.g.
+//     "0/3 nodes are available: 1 node(s) didn't match Pod's node
+//     affinity/selector, 2 node(s) had untolerated taint(s). no new claims
+//     to deallocate, preemption: 0/3 nodes are available: 3 Preemption is
+//     not helpful for scheduling." (nodes failing on resources count as
+//     "No preemption victims found for incoming pod": the simulator
+//     preempts nothing), and is tried again when a simulated node changes
+//     or a pod leaves one.
+//   - A pod created with spec.nodeName set to a simulated node skips
+//     scheduling and is started there, without a check of its resources.
 //   - Starting: a pod bound to a simulated node first shows phase Pending
 //     with its containers ContainerCreating (unless StartupDelay is
 //     negative), and StartupDelay after it was first seen bound phase

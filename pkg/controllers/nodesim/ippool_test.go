@@ -97,7 +97,7 @@ func TestSyncerIPs(t *testing.T) {
 	}
 	s := &syncer{
 		podLister: cache.NewLister(idx, schema.GroupResource{Resource: "pods"}),
-		nodes:     map[string]*nodeSpec{"a": {name: "a", podCIDR: cidr}},
+		nodes:     newNodeSet([]nodeSpec{{name: "a", podCIDR: cidr}}),
 		assumed:   map[string]string{}, bound: map[string]string{}, load: map[string]int64{}, states: map[string]*podState{},
 	}
 	// The informer told of the live pod before the pool was made.

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -110,10 +111,15 @@ func (n *nodeSpec) status(now time.Time) corev1.NodeStatus {
 type heartbeat struct {
 	api           clientAPI
 	clock         clock.WithTicker
-	nodes         []nodeSpec
+	nodes         *nodeSet
 	interval      time.Duration
 	leaseDuration time.Duration
 	logger        *slog.Logger
+
+	lostMu sync.Mutex
+	// lostNodes holds the nodes whose Node object was seen deleted, to
+	// register again on the next beat. Guarded by lostMu.
+	lostNodes map[string]bool
 
 	// The fields below belong to run's goroutine.
 
@@ -162,8 +168,24 @@ func (h *heartbeat) beat(ctx context.Context) {
 			h.namespaceSet = true
 		}
 	}
-	for i := range h.nodes {
-		n := &h.nodes[i]
+	h.lostMu.Lock()
+	for name := range h.lostNodes {
+		delete(h.nodeUIDs, name)
+		delete(h.leases, name)
+	}
+	h.lostNodes = nil
+	h.lostMu.Unlock()
+	nodes := h.nodes.all()
+	if len(h.nodeUIDs) > len(nodes) {
+		// Forget the nodes removed.
+		for name := range h.nodeUIDs {
+			if h.nodes.get(name) == nil {
+				delete(h.nodeUIDs, name)
+				delete(h.leases, name)
+			}
+		}
+	}
+	for _, n := range nodes {
 		if _, ok := h.nodeUIDs[n.name]; !ok {
 			uid, err := h.register(ctx, n)
 			if err != nil {
@@ -184,6 +206,16 @@ func (h *heartbeat) beat(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// lost makes the node named name register again on the next beat.
+func (h *heartbeat) lost(name string) {
+	h.lostMu.Lock()
+	defer h.lostMu.Unlock()
+	if h.lostNodes == nil {
+		h.lostNodes = map[string]bool{}
+	}
+	h.lostNodes[name] = true
 }
 
 // register creates the node, or takes over an existing one of that name,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -165,15 +164,11 @@ func New(cfg Config) (*Simulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nodesim: %w", err)
 	}
-	nodes := make([]nodeSpec, cfg.Nodes)
-	byName := make(map[string]*nodeSpec, cfg.Nodes)
-	names := make([]string, cfg.Nodes)
-	for i := range nodes {
-		nodes[i] = newNodeSpec(cfg, i)
-		byName[nodes[i].name] = &nodes[i]
-		names[i] = nodes[i].name
+	specs := make([]nodeSpec, cfg.Nodes)
+	for i := range specs {
+		specs[i] = newNodeSpec(cfg, i)
 	}
-	slices.Sort(names)
+	nodes := newNodeSet(specs)
 	api := clientAPI{
 		c:      cfg.Client,
 		pods:   client.NewResource(cfg.Client, client.Pods),
@@ -186,8 +181,7 @@ func New(cfg Config) (*Simulator, error) {
 		nodeLister:       nodeInformer.Lister(),
 		pods:             api,
 		clock:            cfg.Clock,
-		nodes:            byName,
-		nodeNames:        names,
+		nodes:            nodes,
 		startupDelay:     cfg.StartupDelay,
 		terminationDelay: cfg.TerminationDelay,
 		states:           map[string]*podState{},
@@ -233,19 +227,17 @@ func New(cfg Config) (*Simulator, error) {
 	if _, err := nodeInformer.AddEventHandler(cache.HandlerFuncs[*corev1.Node]{
 		AddFunc:    func(node *corev1.Node, _ bool) { sim.nodeChanged(node) },
 		UpdateFunc: func(_, node *corev1.Node) { sim.nodeChanged(node) },
+		DeleteFunc: sim.nodeDeleted,
 	}, cache.HandlerOptions{}); err != nil {
 		return nil, fmt.Errorf("nodesim: %w", err)
 	}
 	return sim, nil
 }
 
-// NodeNames returns the names of the simulated nodes.
+// NodeNames returns the names of the simulated nodes, sorted. Safe for
+// concurrent use; the caller owns the slice.
 func (sim *Simulator) NodeNames() []string {
-	names := make([]string, len(sim.heartbeat.nodes))
-	for i, n := range sim.heartbeat.nodes {
-		names[i] = n.name
-	}
-	return names
+	return sim.syncer.nodes.names()
 }
 
 // Run registers the nodes, renews their Leases, and schedules, starts and
@@ -287,7 +279,7 @@ func (sim *Simulator) podChanged(pod *corev1.Pod) {
 	if sim.syncer.observe(pod) {
 		sim.retryUnschedulable()
 	}
-	if pod.Spec.NodeName == "" || sim.syncer.nodes[pod.Spec.NodeName] != nil {
+	if pod.Spec.NodeName == "" || sim.syncer.nodes.get(pod.Spec.NodeName) != nil {
 		sim.ctrl.Enqueue(pod)
 	}
 }
@@ -312,10 +304,20 @@ func (sim *Simulator) podDeleted(obj any) {
 // nodeChanged gives the pods waiting for a node another try when one of
 // the simulated nodes changes; a pod leaving a node does the same.
 func (sim *Simulator) nodeChanged(node *corev1.Node) {
-	if sim.syncer.nodes[node.Name] == nil {
+	if sim.syncer.nodes.get(node.Name) == nil {
 		return
 	}
 	sim.retryUnschedulable()
+}
+
+// nodeDeleted notices a simulated node's Node object deleted (kubectl
+// delete node): the node registers itself again on its next heartbeat.
+func (sim *Simulator) nodeDeleted(obj any) {
+	node, err := cache.Unwrap[*corev1.Node](obj)
+	if err != nil || sim.syncer.nodes.get(node.Name) == nil {
+		return
+	}
+	sim.heartbeat.lost(node.Name)
 }
 
 // retryUnschedulable enqueues the pods found to fit no node, after a

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,10 +63,8 @@ type syncer struct {
 	nodeLister *cache.Lister[*corev1.Node]
 	pods       podWriter
 	clock      clock.PassiveClock
-	// nodes are the simulated nodes by name, and nodeNames their sorted
-	// names; fixed after New.
-	nodes            map[string]*nodeSpec
-	nodeNames        []string
+	// nodes are the simulated nodes; AddNode and RemoveNode change them.
+	nodes            *nodeSet
 	startupDelay     time.Duration
 	terminationDelay time.Duration
 	// enqueueAfter looks at a key again once a duration has passed.
@@ -89,6 +86,12 @@ type syncer struct {
 	// Guarded by mu.
 	bound map[string]string
 	load  map[string]int64
+	// boundReq holds the resource requests of the pods in bound, by key,
+	// and used sums them per node; assumedReq holds those of the assumed
+	// pods. Guarded by mu; nil until first used.
+	boundReq   map[string]corev1.ResourceList
+	used       map[string]corev1.ResourceList
+	assumedReq map[string]corev1.ResourceList
 	// pools hands out pod IPs per simulated node; a node's is made on
 	// first use and seeded then from the pod cache. Guarded by mu; nil
 	// until the first is made.
@@ -125,7 +128,7 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 		}
 		return s.schedule(ctx, key, pod)
 	}
-	if s.nodes[pod.Spec.NodeName] == nil {
+	if s.nodes.get(pod.Spec.NodeName) == nil {
 		s.forget(key)
 		return nil
 	}
@@ -165,6 +168,7 @@ func (s *syncer) forget(key string) {
 	defer s.mu.Unlock()
 	delete(s.states, key)
 	delete(s.assumed, key)
+	delete(s.assumedReq, key)
 	s.releaseIPLocked(key)
 }
 
@@ -181,6 +185,9 @@ func (s *syncer) podIPLocked(key string, pod *corev1.Pod) (string, error) {
 		return h.ip.String(), nil
 	}
 	s.releaseIPLocked(key)
+	if s.nodes.get(node) == nil {
+		return "", fmt.Errorf("node %s is no longer simulated", node)
+	}
 	ip, err := s.poolLocked(node).allocate(key)
 	if err != nil {
 		return "", fmt.Errorf("node %s: %w", node, err)
@@ -197,7 +204,7 @@ func (s *syncer) poolLocked(node string) *ipPool {
 	if p := s.pools[node]; p != nil {
 		return p
 	}
-	p := newIPPool(s.nodes[node].podCIDR)
+	p := newIPPool(s.nodes.get(node).podCIDR)
 	if s.pools == nil {
 		s.pools = map[string]*ipPool{}
 	}
@@ -274,48 +281,12 @@ func (s *syncer) schedule(ctx context.Context, key string, pod *corev1.Pod) erro
 	return nil
 }
 
-// chooseNode picks the least loaded node pod fits on and assumes the pod
-// there, or returns "" and why nothing fits.
-func (s *syncer) chooseNode(key string, pod *corev1.Pod) (node, why string) {
-	s.scheduling.Lock()
-	defer s.scheduling.Unlock()
-	load := s.loads()
-	names := s.nodeNames
-	best := ""
-	reasons := map[string]int{}
-	for _, name := range names {
-		node, err := s.nodeLister.Get(name)
-		if err != nil {
-			reasons["node(s) not registered yet"]++
-			continue
-		}
-		if why := fits(pod, node); why != "" {
-			reasons[why]++
-			continue
-		}
-		if load[name] >= s.nodes[name].maxPods {
-			reasons["Too many pods"]++
-			continue
-		}
-		if best == "" || load[name] < load[best] {
-			best = name
-		}
-	}
-	if best == "" {
-		return "", unschedulableMessage(len(names), reasons)
-	}
-	s.mu.Lock()
-	s.assumed[key] = best
-	s.mu.Unlock()
-	return best, ""
-}
-
 // loads counts the unfinished pods on each simulated node, those bound
 // but not yet seen so included.
 func (s *syncer) loads() map[string]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	load := make(map[string]int64, len(s.nodes))
+	load := make(map[string]int64, s.nodes.len())
 	for node, n := range s.load {
 		load[node] = n
 	}
@@ -330,7 +301,7 @@ func (s *syncer) loads() map[string]int64 {
 func (s *syncer) observe(pod *corev1.Pod) (freed bool) {
 	key := pod.Namespace + "/" + pod.Name
 	node := ""
-	if pod.Spec.NodeName != "" && s.nodes[pod.Spec.NodeName] != nil && !isTerminal(pod) {
+	if pod.Spec.NodeName != "" && s.nodes.get(pod.Spec.NodeName) != nil && !isTerminal(pod) {
 		node = pod.Spec.NodeName
 	}
 	s.mu.Lock()
@@ -341,7 +312,7 @@ func (s *syncer) observe(pod *corev1.Pod) (freed bool) {
 	switch {
 	case node != "" && pod.Status.PodIP != "":
 		s.holdIPLocked(key, node, pod.Status.PodIP)
-	case node == "" && pod.Spec.NodeName != "" && s.nodes[pod.Spec.NodeName] != nil:
+	case node == "" && pod.Spec.NodeName != "" && s.nodes.get(pod.Spec.NodeName) != nil:
 		// Finished: its IP is free again, as a kubelet frees a finished
 		// pod's sandbox network.
 		s.releaseIPLocked(key)
@@ -352,11 +323,13 @@ func (s *syncer) observe(pod *corev1.Pod) (freed bool) {
 	}
 	if had {
 		s.load[old]--
+		s.unbindRequestsLocked(key, old)
 		delete(s.bound, key)
 	}
 	if node != "" {
 		s.bound[key] = node
 		s.load[node]++
+		s.bindRequestsLocked(key, node, pod)
 	}
 	return had
 }
@@ -368,70 +341,14 @@ func (s *syncer) unobserve(key string) (freed bool) {
 	defer s.mu.Unlock()
 	delete(s.assumed, key)
 	s.releaseIPLocked(key)
+	delete(s.assumedReq, key)
 	old, ok := s.bound[key]
 	if ok {
 		s.load[old]--
+		s.unbindRequestsLocked(key, old)
 		delete(s.bound, key)
 	}
 	return ok
-}
-
-// fits returns why pod can not go to node, or "" when it can.
-func fits(pod *corev1.Pod, node *corev1.Node) string {
-	if node.Spec.Unschedulable {
-		return "node(s) were unschedulable"
-	}
-	if c := nodeCondition(node, corev1.NodeReady); c == nil || c.Status != corev1.ConditionTrue {
-		return "node(s) were not ready"
-	}
-	if len(pod.Spec.NodeSelector) > 0 && !labels.SelectorFromSet(pod.Spec.NodeSelector).Matches(labels.Set(node.Labels)) {
-		return "node(s) didn't match Pod's node affinity/selector"
-	}
-	for i := range node.Spec.Taints {
-		taint := &node.Spec.Taints[i]
-		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		if !tolerated(pod.Spec.Tolerations, taint) {
-			return "node(s) had untolerated taint"
-		}
-	}
-	return ""
-}
-
-// tolerated reports whether a toleration matches taint: same key (or an
-// empty key with Exists), value for Equal, and effect (or any).
-func tolerated(tolerations []corev1.Toleration, taint *corev1.Taint) bool {
-	for _, t := range tolerations {
-		if t.Effect != "" && t.Effect != taint.Effect {
-			continue
-		}
-		if t.Key != "" && t.Key != taint.Key {
-			continue
-		}
-		switch t.Operator {
-		case corev1.TolerationOpExists:
-			return true
-		case corev1.TolerationOpEqual, "":
-			if t.Key != "" && t.Value == taint.Value {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func unschedulableMessage(total int, reasons map[string]int) string {
-	parts := make([]string, 0, len(reasons))
-	for why, n := range reasons {
-		parts = append(parts, fmt.Sprintf("%d %s", n, why))
-	}
-	slices.Sort(parts)
-	msg := fmt.Sprintf("0/%d nodes are available", total)
-	if len(parts) > 0 {
-		msg += ": " + strings.Join(parts, ", ")
-	}
-	return msg + "."
 }
 
 // markUnschedulable records in the pod's PodScheduled condition why it fits
@@ -469,7 +386,11 @@ func (s *syncer) start(ctx context.Context, key string, pod *corev1.Pod, st *pod
 	}
 	ip := st.ip
 	s.mu.Unlock()
-	node := s.nodes[pod.Spec.NodeName]
+	node := s.nodes.get(pod.Spec.NodeName)
+	if node == nil {
+		// Removed meanwhile: its pods are no longer ours.
+		return nil
+	}
 	next := pod.DeepCopy()
 	if remaining := runAt.Sub(now); remaining > 0 {
 		// Arm the wake-up before writing, so whoever sees the write knows

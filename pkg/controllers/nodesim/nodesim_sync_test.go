@@ -56,13 +56,6 @@ func TestFits(t *testing.T) {
 	}
 }
 
-func TestUnschedulableMessage(t *testing.T) {
-	got := unschedulableMessage(3, map[string]int{"node(s) were unschedulable": 1, "Too many pods": 2})
-	if want := "0/3 nodes are available: 1 node(s) were unschedulable, 2 Too many pods."; got != want {
-		t.Errorf("message = %q, want %q", got, want)
-	}
-}
-
 func TestImageAndContainerIDs(t *testing.T) {
 	for image, prefix := range map[string]string{
 		"nginx:1.27":                "nginx@sha256:",
@@ -95,7 +88,7 @@ func TestSetPodConditionKeepsTransitionTime(t *testing.T) {
 
 func TestLoadsFollowObservedPods(t *testing.T) {
 	s := &syncer{
-		nodes:   map[string]*nodeSpec{"a": {name: "a"}, "b": {name: "b"}},
+		nodes:   newNodeSet([]nodeSpec{{name: "a"}, {name: "b"}}),
 		assumed: map[string]string{}, bound: map[string]string{}, load: map[string]int64{},
 	}
 	pod := func(name, node string, phase corev1.PodPhase) *corev1.Pod {

@@ -223,7 +223,8 @@ func TestUnschedulableUntilNodeFits(t *testing.T) {
 	e.createPod("p", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"disk": "ssd"} })
 	p := e.waitPod("p", func(p *corev1.Pod) bool { return unschedulable(p) })
 	c := podCondition(&p.Status, corev1.PodScheduled)
-	if want := "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."; c.Reason != reasonUnschedulable || c.Message != want {
+	if want := "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. " +
+		"no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."; c.Reason != reasonUnschedulable || c.Message != want {
 		t.Errorf("PodScheduled = %s %q, want Unschedulable %q", c.Reason, c.Message, want)
 	}
 	nodes := client.NewResource(e.env.Client, client.Nodes)
@@ -308,7 +309,8 @@ func TestFullNodeTakesPodsWhenRoomFrees(t *testing.T) {
 	e.waitPod("first", runningReady)
 	e.createPod("second", nil)
 	p := e.waitPod("second", unschedulable)
-	if c := podCondition(&p.Status, corev1.PodScheduled); c.Message != "0/1 nodes are available: 1 Too many pods." {
+	if c := podCondition(&p.Status, corev1.PodScheduled); c.Message != "0/1 nodes are available: 1 Too many pods. "+
+		"no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod." {
 		t.Errorf("PodScheduled message = %q", c.Message)
 	}
 	if err := e.pods.Delete(t.Context(), "first", metav1.DeleteOptions{}); err != nil {

@@ -1,0 +1,79 @@
+package nodesim
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kplane/kplane/pkg/client"
+	"github.com/kplane/kplane/pkg/testenv"
+)
+
+func TestAddAndRemoveNodesAtRunTime(t *testing.T) {
+	t.Parallel()
+	e := startSim(t, func(c *Config) { c.Nodes = 1 })
+	testenv.WaitFor(t, e.env, client.Nodes, "kplane-node-0", func(n *corev1.Node) bool { return nodeCondition(n, corev1.NodeReady) != nil })
+	sim := e.sim.Load()
+	name, err := sim.AddNode(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "kplane-node-1" || !slices.Equal(sim.NodeNames(), []string{"kplane-node-0", "kplane-node-1"}) {
+		t.Fatalf("added %q, nodes %v", name, sim.NodeNames())
+	}
+	testenv.WaitFor(t, e.env, client.Nodes, name, func(n *corev1.Node) bool { return nodeCondition(n, corev1.NodeReady) != nil })
+	// A pod pinned to the new node runs there.
+	e.createPod("pinned", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: name} })
+	if p := e.waitPod("pinned", runningReady); p.Spec.NodeName != name {
+		t.Errorf("pinned pod on %q", p.Spec.NodeName)
+	}
+	// A pod created with spec.nodeName runs without scheduling.
+	e.createPod("preset", func(p *corev1.Pod) { p.Spec.NodeName = "kplane-node-0" })
+	e.waitPod("preset", runningReady)
+
+	if err := sim.RemoveNode(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitForDeletion(t, e.env, client.Nodes, name)
+	if err := sim.RemoveNode(t.Context(), name); err == nil {
+		t.Error("removing a node twice succeeded")
+	}
+	// Its pod is left for the pod garbage collector; new pods avoid it.
+	if p, err := e.pods.Get(t.Context(), "pinned", metav1.GetOptions{}); err != nil || p.Spec.NodeName != name {
+		t.Errorf("pinned pod after its node went: %v, %v", p, err)
+	}
+	e.createPod("later", nil)
+	if p := e.waitPod("later", runningReady); p.Spec.NodeName != "kplane-node-0" {
+		t.Errorf("later pod on %q", p.Spec.NodeName)
+	}
+}
+
+func TestDeletedNodeObjectRegistersAgain(t *testing.T) {
+	t.Parallel()
+	e := startSim(t, func(c *Config) { c.Nodes = 1 })
+	first := testenv.WaitFor(t, e.env, client.Nodes, "kplane-node-0", func(n *corev1.Node) bool { return nodeCondition(n, corev1.NodeReady) != nil })
+	if err := client.NewResource(e.env.Client, client.Nodes).Delete(t.Context(), "kplane-node-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitForDeletion(t, e.env, client.Nodes, "kplane-node-0")
+	// Once the simulator's own cache has seen it go, the next heartbeat
+	// registers it again, as a kubelet.
+	sim := e.sim.Load()
+	if err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		_, err := sim.syncer.nodeLister.Get("kplane-node-0")
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Step(DefaultHeartbeatInterval)
+	again := testenv.WaitFor(t, e.env, client.Nodes, "kplane-node-0", func(n *corev1.Node) bool { return nodeCondition(n, corev1.NodeReady) != nil })
+	if again.UID == first.UID {
+		t.Error("same node object")
+	}
+}
