@@ -4,11 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -63,17 +61,7 @@ func TestEnvDeletesFinishedJobAfterTTL(t *testing.T) {
 	}
 	mk("soon", 1)
 	mk("later", 3600)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, err := jobs.Get(t.Context(), "soon", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job not deleted after its ttl: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the server, not synchronising goroutines
-	}
+	testenv.WaitForDeletion(t, env, client.Jobs, ns+"/soon")
 	if _, err := jobs.Get(t.Context(), "later", metav1.GetOptions{}); err != nil {
 		t.Fatalf("job with an hour to go: %v", err)
 	}
