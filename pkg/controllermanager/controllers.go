@@ -7,11 +7,14 @@ import (
 	"strings"
 
 	"github.com/kplane/kplane/pkg/controllers/clusterroleaggregation"
+	"github.com/kplane/kplane/pkg/controllers/cronjob"
 	"github.com/kplane/kplane/pkg/controllers/deployment"
 	"github.com/kplane/kplane/pkg/controllers/garbagecollector"
+	"github.com/kplane/kplane/pkg/controllers/job"
 	"github.com/kplane/kplane/pkg/controllers/namespace"
 	"github.com/kplane/kplane/pkg/controllers/nodesim"
 	"github.com/kplane/kplane/pkg/controllers/replicaset"
+	"github.com/kplane/kplane/pkg/controllers/ttlafterfinished"
 	"github.com/kplane/kplane/pkg/workqueue"
 )
 
@@ -26,6 +29,13 @@ const (
 	// ClusterRoleAggregationController fills in the rules of ClusterRoles
 	// with an aggregationRule.
 	ClusterRoleAggregationController = "clusterrole-aggregation"
+	// JobController runs Jobs' pods to completion.
+	JobController = "job"
+	// CronJobController starts Jobs on CronJobs' schedules.
+	CronJobController = "cronjob"
+	// TTLAfterFinishedController deletes finished Jobs after their
+	// ttlSecondsAfterFinished.
+	TTLAfterFinishedController = "ttl-after-finished"
 	// NodeSimulator runs simulated nodes (Config.Nodes of them) that
 	// schedule and run pods. It is off by default, as it stands in for
 	// kubelets: `kplane up` turns it on.
@@ -99,6 +109,24 @@ func knownControllers() []descriptor {
 		}},
 		{name: ClusterRoleAggregationController, enabledBy: true, build: func(d deps) (runner, error) {
 			return clusterroleaggregation.New(clusterroleaggregation.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: JobController, enabledBy: true, build: func(d deps) (runner, error) {
+			return job.New(job.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: CronJobController, enabledBy: true, build: func(d deps) (runner, error) {
+			return cronjob.New(cronjob.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: TTLAfterFinishedController, enabledBy: true, build: func(d deps) (runner, error) {
+			return ttlafterfinished.New(ttlafterfinished.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})

@@ -16,13 +16,13 @@ func TestEnabledControllers(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{name: "empty means star", list: nil, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
-		{name: "star", list: []string{"*"}, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
-		{name: "star plus off-by-default", list: []string{"*", "nodesim"}, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "nodesim"}},
-		{name: "star minus one", list: []string{"*", "-deployment"}, want: []string{"replicaset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
+		{name: "empty means star", list: nil, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished"}},
+		{name: "star", list: []string{"*"}, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished"}},
+		{name: "star plus off-by-default", list: []string{"*", "nodesim"}, want: []string{"deployment", "replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished", "nodesim"}},
+		{name: "star minus one", list: []string{"*", "-deployment"}, want: []string{"replicaset", "garbagecollector", "namespace", "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished"}},
 		{name: "only named", list: []string{"replicaset"}, want: []string{"replicaset"}},
 		{name: "first mention wins: enable", list: []string{"replicaset", "-replicaset"}, want: []string{"replicaset"}},
-		{name: "first mention wins: disable", list: []string{"-replicaset", "replicaset", "*"}, want: []string{"deployment", "garbagecollector", "namespace", "clusterrole-aggregation"}},
+		{name: "first mention wins: disable", list: []string{"-replicaset", "replicaset", "*"}, want: []string{"deployment", "garbagecollector", "namespace", "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished"}},
 		{name: "disable only", list: []string{"-deployment"}, want: nil},
 		{name: "unknown", list: []string{"*", "cronjob"}, wantErr: `unknown controller "cronjob"`},
 		{name: "unknown disabled", list: []string{"-cronjob"}, wantErr: `unknown controller "cronjob"`},
@@ -52,10 +52,10 @@ func TestEnabledControllers(t *testing.T) {
 }
 
 func TestKnownAndDefaultControllers(t *testing.T) {
-	if diff := cmp.Diff([]string{"clusterrole-aggregation", "deployment", "garbagecollector", "namespace", "nodesim", "replicaset"}, KnownControllers()); diff != "" {
+	if diff := cmp.Diff([]string{"clusterrole-aggregation", "cronjob", "deployment", "garbagecollector", "job", "namespace", "nodesim", "replicaset", "ttl-after-finished"}, KnownControllers()); diff != "" {
 		t.Errorf("KnownControllers (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"clusterrole-aggregation", "deployment", "garbagecollector", "namespace", "replicaset"}, DefaultControllers()); diff != "" {
+	if diff := cmp.Diff([]string{"clusterrole-aggregation", "cronjob", "deployment", "garbagecollector", "job", "namespace", "replicaset", "ttl-after-finished"}, DefaultControllers()); diff != "" {
 		t.Errorf("DefaultControllers (-want +got):\n%s", diff)
 	}
 }
