@@ -24,8 +24,8 @@ func TestEnabledControllers(t *testing.T) {
 		{name: "first mention wins: enable", list: []string{"replicaset", "-replicaset"}, want: []string{"replicaset"}},
 		{name: "first mention wins: disable", list: []string{"-replicaset", "replicaset", "*"}, want: []string{"deployment", "garbagecollector", "namespace", "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished"}},
 		{name: "disable only", list: []string{"-deployment"}, want: nil},
-		{name: "unknown", list: []string{"*", "cronjob"}, wantErr: `unknown controller "cronjob"`},
-		{name: "unknown disabled", list: []string{"-cronjob"}, wantErr: `unknown controller "cronjob"`},
+		{name: "unknown", list: []string{"*", "no-such-controller"}, wantErr: `unknown controller "no-such-controller"`},
+		{name: "unknown disabled", list: []string{"-no-such-controller"}, wantErr: `unknown controller "no-such-controller"`},
 		{name: "empty name", list: []string{"*", ""}, wantErr: "empty controller name"},
 	}
 	for _, tt := range tests {
