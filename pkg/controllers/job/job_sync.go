@@ -902,7 +902,9 @@ func deletionOrder(a, b *corev1.Pod) int {
 	return b.CreationTimestamp.Compare(a.CreationTimestamp.Time)
 }
 
-func hasTrackingFinalizer(p *corev1.Pod) bool { return slices.Contains(p.Finalizers, TrackingFinalizer) }
+func hasTrackingFinalizer(p *corev1.Pod) bool {
+	return slices.Contains(p.Finalizers, TrackingFinalizer)
+}
 
 func isFinished(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
