@@ -75,6 +75,6 @@ func ExampleNew() {
 	}
 	fmt.Printf("%d/%d ready\n", d.Status.ReadyReplicas, *d.Spec.Replicas)
 	// Output:
-	// [deployment replicaset garbagecollector namespace clusterrole-aggregation nodesim]
+	// [deployment replicaset garbagecollector namespace clusterrole-aggregation job cronjob ttl-after-finished nodesim]
 	// 3/3 ready
 }
