@@ -7,12 +7,14 @@ import (
 	"strings"
 
 	"github.com/kplane/kplane/pkg/controllers/clusterroleaggregation"
+	"github.com/kplane/kplane/pkg/controllers/cronjob"
 	"github.com/kplane/kplane/pkg/controllers/daemonset"
 	"github.com/kplane/kplane/pkg/controllers/deployment"
 	"github.com/kplane/kplane/pkg/controllers/disruption"
 	"github.com/kplane/kplane/pkg/controllers/endpoints"
 	"github.com/kplane/kplane/pkg/controllers/endpointslice"
 	"github.com/kplane/kplane/pkg/controllers/garbagecollector"
+	"github.com/kplane/kplane/pkg/controllers/job"
 	"github.com/kplane/kplane/pkg/controllers/namespace"
 	"github.com/kplane/kplane/pkg/controllers/nodesim"
 	"github.com/kplane/kplane/pkg/controllers/podgc"
@@ -22,6 +24,7 @@ import (
 	"github.com/kplane/kplane/pkg/controllers/rootcacertpublisher"
 	"github.com/kplane/kplane/pkg/controllers/serviceaccount"
 	"github.com/kplane/kplane/pkg/controllers/statefulset"
+	"github.com/kplane/kplane/pkg/controllers/ttlafterfinished"
 	"github.com/kplane/kplane/pkg/workqueue"
 )
 
@@ -69,6 +72,13 @@ const (
 	// DaemonSetController runs one pod of each DaemonSet on every
 	// eligible node.
 	DaemonSetController = "daemonset"
+	// JobController runs Jobs' pods to completion.
+	JobController = "job"
+	// CronJobController starts Jobs on CronJobs' schedules.
+	CronJobController = "cronjob"
+	// TTLAfterFinishedController deletes finished Jobs after their
+	// ttlSecondsAfterFinished.
+	TTLAfterFinishedController = "ttl-after-finished"
 )
 
 // runner is a built controller: Run blocks until ctx ends.
@@ -200,6 +210,24 @@ func knownControllers() []descriptor {
 		}},
 		{name: DaemonSetController, enabledBy: true, build: func(d deps) (runner, error) {
 			return daemonset.New(daemonset.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: JobController, enabledBy: true, build: func(d deps) (runner, error) {
+			return job.New(job.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: CronJobController, enabledBy: true, build: func(d deps) (runner, error) {
+			return cronjob.New(cronjob.Config{
+				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+			})
+		}},
+		{name: TTLAfterFinishedController, enabledBy: true, build: func(d deps) (runner, error) {
+			return ttlafterfinished.New(ttlafterfinished.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})

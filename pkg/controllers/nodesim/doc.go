@@ -70,10 +70,22 @@
 //     gracePeriodSeconds=0 and its uid as a precondition once its
 //     containers have stopped: after the smaller of its grace period and
 //     TerminationDelay.
+//   - Stopping marks a pod with finalizers (such as a Job's pods, which
+//     outlive their deletion) Failed first, its containers terminated with
+//     exit code 137, as a kubelet gives a deleted pod a terminal phase.
 //   - Completion: a running pod with restartPolicy Never or OnFailure and
-//     the CompleteAfterAnnotation (a duration) reaches phase Succeeded that
-//     long after it started running, with its containers terminated with
-//     exit code 0.
+//     the CompleteAfterAnnotation (a duration), ExitCodeAnnotation or
+//     FailTimesAnnotation has its containers exit that long (or, without
+//     CompleteAfterAnnotation, at once) after they started running, with
+//     the exit code ExitCodeAnnotation gives (default 0; for the first
+//     FailTimesAnnotation runs that code, or 1, and 0 afterwards). Exit
+//     code 0 makes the pod Succeeded. Any other code makes a Never pod
+//     Failed, its containers terminated with reason Error, with the
+//     condition FailConditionAnnotation names set True when it names one;
+//     an OnFailure pod stays Running, unready, its containers waiting in
+//     CrashLoopBackOff with the run's end as their lastState and
+//     restartCount raised, and its containers run again StartupDelay
+//     later. Pods without these annotations run until deleted.
 //
 // All delays run on the injected clock, so tests drive them with a fake
 // clock. The Simulator reads pods and nodes from a shared

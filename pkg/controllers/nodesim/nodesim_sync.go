@@ -138,8 +138,8 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 		return s.terminate(ctx, key, pod, st)
 	case isTerminal(pod):
 		return nil
-	case pod.Status.Phase == corev1.PodRunning && isPodReady(pod):
-		return s.maybeComplete(ctx, key, pod)
+	case pod.Status.Phase == corev1.PodRunning && (isPodReady(pod) || restarting(pod)):
+		return s.run(ctx, key, pod)
 	default:
 		return s.start(ctx, key, pod, st)
 	}
@@ -423,35 +423,14 @@ func (s *syncer) terminate(ctx context.Context, key string, pod *corev1.Pod, st 
 		s.enqueueAfter(key, remaining)
 		return nil
 	}
+	if err := s.failStopped(ctx, pod); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("fail stopped pod: %w", err)
+	}
 	err := s.pods.DeletePod(ctx, pod.Namespace, pod.Name, pod.UID)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete: %w", err)
 	}
 	return nil
-}
-
-// maybeComplete finishes a running pod that asked to, by
-// CompleteAfterAnnotation.
-func (s *syncer) maybeComplete(ctx context.Context, key string, pod *corev1.Pod) error {
-	v, ok := pod.Annotations[CompleteAfterAnnotation]
-	if !ok || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || pod.Spec.RestartPolicy == "" {
-		return nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		controller.LoggerFrom(ctx).Info("ignoring malformed annotation", "annotation", CompleteAfterAnnotation, "value", v)
-		return nil
-	}
-	now := s.clock.Now()
-	if c := podCondition(&pod.Status, corev1.PodReady); c != nil {
-		if remaining := c.LastTransitionTime.Add(d).Sub(now); remaining > 0 {
-			s.enqueueAfter(key, remaining)
-			return nil
-		}
-	}
-	next := pod.DeepCopy()
-	succeededStatus(&next.Status, pod, now)
-	return s.pods.UpdatePodStatus(ctx, next)
 }
 
 // creatingStatus is a pod whose containers are being created.
