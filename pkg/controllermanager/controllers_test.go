@@ -16,16 +16,16 @@ func TestEnabledControllers(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{name: "empty means star", list: nil, want: []string{"deployment", "replicaset", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
-		{name: "star", list: []string{"*"}, want: []string{"deployment", "replicaset", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
-		{name: "star plus off-by-default", list: []string{"*", "nodesim"}, want: []string{"deployment", "replicaset", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation", "nodesim"}},
-		{name: "star minus one", list: []string{"*", "-deployment"}, want: []string{"replicaset", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
+		{name: "empty means star", list: nil, want: []string{"deployment", "replicaset", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation", "podgc", "disruption", "resourcequota", "replicationcontroller", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher", "daemonset", "job", "cronjob", "ttl-after-finished"}},
+		{name: "star", list: []string{"*"}, want: []string{"deployment", "replicaset", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation", "podgc", "disruption", "resourcequota", "replicationcontroller", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher", "daemonset", "job", "cronjob", "ttl-after-finished"}},
+		{name: "star plus off-by-default", list: []string{"*", "nodesim"}, want: []string{"deployment", "replicaset", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation", "podgc", "disruption", "resourcequota", "replicationcontroller", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher", "daemonset", "job", "cronjob", "ttl-after-finished", "nodesim"}},
+		{name: "star minus one", list: []string{"*", "-deployment"}, want: []string{"replicaset", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation", "podgc", "disruption", "resourcequota", "replicationcontroller", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher", "daemonset", "job", "cronjob", "ttl-after-finished"}},
 		{name: "only named", list: []string{"replicaset"}, want: []string{"replicaset"}},
 		{name: "first mention wins: enable", list: []string{"replicaset", "-replicaset"}, want: []string{"replicaset"}},
-		{name: "first mention wins: disable", list: []string{"-replicaset", "replicaset", "*"}, want: []string{"deployment", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation"}},
+		{name: "first mention wins: disable", list: []string{"-replicaset", "replicaset", "*"}, want: []string{"deployment", "statefulset", "garbagecollector", "namespace", "clusterrole-aggregation", "podgc", "disruption", "resourcequota", "replicationcontroller", "endpointslice", "endpoint", "serviceaccount", "root-ca-cert-publisher", "daemonset", "job", "cronjob", "ttl-after-finished"}},
 		{name: "disable only", list: []string{"-deployment"}, want: nil},
-		{name: "unknown", list: []string{"*", "cronjob"}, wantErr: `unknown controller "cronjob"`},
-		{name: "unknown disabled", list: []string{"-cronjob"}, wantErr: `unknown controller "cronjob"`},
+		{name: "unknown", list: []string{"*", "no-such-controller"}, wantErr: `unknown controller "no-such-controller"`},
+		{name: "unknown disabled", list: []string{"-no-such-controller"}, wantErr: `unknown controller "no-such-controller"`},
 		{name: "empty name", list: []string{"*", ""}, wantErr: "empty controller name"},
 	}
 	for _, tt := range tests {
@@ -52,10 +52,10 @@ func TestEnabledControllers(t *testing.T) {
 }
 
 func TestKnownAndDefaultControllers(t *testing.T) {
-	if diff := cmp.Diff([]string{"clusterrole-aggregation", "deployment", "garbagecollector", "namespace", "nodesim", "replicaset", "statefulset"}, KnownControllers()); diff != "" {
+	if diff := cmp.Diff([]string{"clusterrole-aggregation", "cronjob", "daemonset", "deployment", "disruption", "endpoint", "endpointslice", "garbagecollector", "job", "namespace", "nodesim", "podgc", "replicaset", "replicationcontroller", "resourcequota", "root-ca-cert-publisher", "serviceaccount", "statefulset", "ttl-after-finished"}, KnownControllers()); diff != "" {
 		t.Errorf("KnownControllers (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"clusterrole-aggregation", "deployment", "garbagecollector", "namespace", "replicaset", "statefulset"}, DefaultControllers()); diff != "" {
+	if diff := cmp.Diff([]string{"clusterrole-aggregation", "cronjob", "daemonset", "deployment", "disruption", "endpoint", "endpointslice", "garbagecollector", "job", "namespace", "podgc", "replicaset", "replicationcontroller", "resourcequota", "root-ca-cert-publisher", "serviceaccount", "statefulset", "ttl-after-finished"}, DefaultControllers()); diff != "" {
 		t.Errorf("DefaultControllers (-want +got):\n%s", diff)
 	}
 }

@@ -75,6 +75,6 @@ func ExampleNew() {
 	}
 	fmt.Printf("%d/%d ready\n", d.Status.ReadyReplicas, *d.Spec.Replicas)
 	// Output:
-	// [deployment replicaset statefulset garbagecollector namespace clusterrole-aggregation nodesim]
+	// [deployment replicaset statefulset garbagecollector namespace clusterrole-aggregation podgc disruption resourcequota replicationcontroller endpointslice endpoint serviceaccount daemonset job cronjob ttl-after-finished nodesim]
 	// 3/3 ready
 }

@@ -184,7 +184,7 @@ func TestRunLeadsAndRollsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := strings.Join(m.Controllers(), ","); diff != "deployment,replicaset,statefulset,garbagecollector,namespace,clusterrole-aggregation,nodesim" {
+	if diff := strings.Join(m.Controllers(), ","); diff != "deployment,replicaset,statefulset,garbagecollector,namespace,clusterrole-aggregation,podgc,disruption,resourcequota,replicationcontroller,endpointslice,endpoint,serviceaccount,daemonset,job,cronjob,ttl-after-finished,nodesim" {
 		t.Fatalf("controllers %s", diff)
 	}
 	cancel, _, result := runManager(t, m)
