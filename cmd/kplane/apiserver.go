@@ -36,6 +36,7 @@ type apiServerOptions struct {
 	dataDir       string
 	kubeconfigOut string
 	secure        servingOptions
+	auth          authOptions
 	watchCache    bool
 	log           logOptions
 	services      serviceOptions
@@ -101,6 +102,7 @@ The server stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "where to write a kubeconfig for the server (default <data-dir>/kubeconfig; \"-\" writes none)")
 	o.services.addFlags(cmd)
 	o.secure.addFlags(cmd)
+	o.auth.addFlags(cmd)
 	o.log.addFlags(cmd)
 	return cmd
 }
@@ -143,6 +145,9 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	cfg := apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: reg, TLS: tlsConfig, Auditor: auditor}
 	o.services.apply(&cfg, o.bindAddress)
 	if err := o.secure.apply(&cfg); err != nil {
+		return err
+	}
+	if err := o.auth.apply(&cfg, o.dataDir, creds, logger); err != nil {
 		return err
 	}
 	srv, err := apiserver.New(cfg)

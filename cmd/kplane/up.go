@@ -91,6 +91,7 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 	cm.addFlags(f, []string{"*", controllermanager.NodeSimulator}, "127.0.0.1:10257")
 	api.services.addFlags(cmd)
 	api.secure.addFlags(cmd)
+	api.auth.addFlags(cmd)
 	api.log.addFlags(cmd)
 	return cmd
 }

@@ -314,7 +314,9 @@ type clientAPI struct {
 
 func (a clientAPI) ensureNamespace(ctx context.Context, name string) error {
 	_, err := a.ns.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
+	// Forbidden: the nodes may not create namespaces, as kubelets may not;
+	// the API server creates this one itself.
+	if apierrors.IsAlreadyExists(err) || apierrors.IsForbidden(err) {
 		return nil
 	}
 	return err

@@ -134,7 +134,7 @@ func NodeRules() []rbacv1.PolicyRule {
 // ClusterRoles returns the bootstrap ClusterRoles other than the
 // controllers' (see ControllerRoles), in a stable order.
 func ClusterRoles() []rbacv1.ClusterRole {
-	return []rbacv1.ClusterRole{
+	return append([]rbacv1.ClusterRole{
 		clusterRole("cluster-admin", r(v("*"), g("*"), "*"), urls(v("*"), "*")),
 		clusterRole("system:discovery", urls(v("get"),
 			"/livez", "/readyz", "/healthz", "/version", "/version/", "/openapi", "/openapi/*", "/api", "/api/*", "/apis", "/apis/*")),
@@ -246,7 +246,7 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			named(v("approve"), g(certificates), []string{"signers"}, "kubernetes.io/kube-apiserver-client")),
 		clusterRole("system:certificates.k8s.io:kube-apiserver-client-kubelet-approver",
 			named(v("approve"), g(certificates), []string{"signers"}, "kubernetes.io/kube-apiserver-client-kubelet")),
-	}
+	}, kplaneClusterRoles()...)
 }
 
 // binding is a ClusterRoleBinding of the ClusterRole of the same name.
@@ -276,7 +276,7 @@ const (
 // ClusterRoleBindings returns the bootstrap ClusterRoleBindings other
 // than the controllers' (see ControllerRoleBindings).
 func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
-	return []rbacv1.ClusterRoleBinding{
+	return append([]rbacv1.ClusterRoleBinding{
 		binding("cluster-admin", groupSubject(authentication.SystemPrivilegedGroup)),
 		binding("system:monitoring", groupSubject("system:monitoring")),
 		binding("system:discovery", groupSubject(authentication.AllAuthenticated)),
@@ -290,5 +290,5 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		// Node authorizer; kplane has none, so its nodes get the role.
 		binding("system:node", groupSubject(authentication.NodesGroup)),
 		binding("system:service-account-issuer-discovery", groupSubject(authentication.ServiceAccountsGroup)),
-	}
+	}, kplaneClusterRoleBindings()...)
 }

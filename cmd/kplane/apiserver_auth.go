@@ -1,0 +1,137 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kplane/kplane/pkg/apiserver"
+	"github.com/kplane/kplane/pkg/authentication"
+)
+
+// authOptions are the authentication and authorization flags of
+// `kplane apiserver` (and `kplane up`), named as kube-apiserver's.
+type authOptions struct {
+	authorizationMode  string
+	anonymousAuth      bool
+	tokenAuthFile      string
+	saIssuers          []string
+	saKeyFiles         []string
+	saSigningKeyFile   string
+	apiAudiences       []string
+	saMaxTokenDuration time.Duration
+}
+
+// defaultServiceAccountIssuer is the issuer of ServiceAccount tokens when
+// --service-account-issuer is not given, the one kubeadm configures.
+const defaultServiceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
+
+func (o *authOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.authorizationMode, "authorization-mode", apiserver.AuthorizationModeRBAC,
+		"RBAC (Kubernetes' role-based access control, the default) or AlwaysAllow (INSECURE: every authenticated or anonymous request may do anything; for throwaway tests only)")
+	f.BoolVar(&o.anonymousAuth, "anonymous-auth", true,
+		"serve requests without credentials as system:anonymous on the health checks, /version and the ServiceAccount issuer's discovery documents (all other paths answer 401); false answers 401 everywhere")
+	f.StringVar(&o.tokenAuthFile, "token-auth-file", "", "CSV file of static bearer tokens: token,user,uid,\"group1,group2\"")
+	f.StringSliceVar(&o.saIssuers, "service-account-issuer", []string{defaultServiceAccountIssuer},
+		"issuer (iss) of the ServiceAccount tokens issued; further values are issuers whose tokens are still accepted")
+	f.StringSliceVar(&o.saKeyFiles, "service-account-key-file", nil, "PEM files of public (or private) keys that verify ServiceAccount tokens, besides the signing key's")
+	f.StringVar(&o.saSigningKeyFile, "service-account-signing-key-file", "", "PEM private key (ECDSA P-256 or RSA) that signs ServiceAccount tokens (default <data-dir>/pki/sa.key, generated on first start)")
+	f.StringSliceVar(&o.apiAudiences, "api-audiences", nil, "audiences a ServiceAccount token must name one of, and the default audiences of TokenRequests (default the issuer)")
+	f.DurationVar(&o.saMaxTokenDuration, "service-account-max-token-expiration", 0, "longest expiration a TokenRequest may ask for; longer ones are shortened (0: no limit)")
+}
+
+// apply configures authentication and authorization on cfg. creds is the
+// server's PKI (nil when serving plain HTTP: then no client certificate
+// can be verified and only bearer tokens authenticate).
+func (o *authOptions) apply(cfg *apiserver.Config, dataDir string, creds *pki, logger *slog.Logger) error {
+	switch o.authorizationMode {
+	case apiserver.AuthorizationModeRBAC:
+	case apiserver.AuthorizationModeAlwaysAllow:
+		logger.Warn("INSECURE: --authorization-mode=AlwaysAllow lets every request do anything, anonymous ones on the open paths included; use it for throwaway tests only")
+	default:
+		return fmt.Errorf("--authorization-mode %q: want RBAC or AlwaysAllow", o.authorizationMode)
+	}
+	if len(o.saIssuers) == 0 || o.saIssuers[0] == "" {
+		return errors.New("--service-account-issuer must not be empty")
+	}
+	cfg.AuthorizationMode = o.authorizationMode
+	var authns []authentication.Authenticator
+	if creds != nil {
+		x, err := authentication.NewX509(authentication.X509Config{ClientCA: creds.clientCAs})
+		if err != nil {
+			return err
+		}
+		authns = append(authns, x)
+	}
+	if o.tokenAuthFile != "" {
+		tf, err := authentication.LoadTokenFile(o.tokenAuthFile)
+		if err != nil {
+			return fmt.Errorf("--token-auth-file: %w", err)
+		}
+		authns = append(authns, authentication.Bearer(tf))
+	}
+	if len(authns) > 0 {
+		cfg.Authenticator = authentication.Union(authns...)
+	}
+	if !o.anonymousAuth {
+		cfg.Anonymous.Disabled = true
+	}
+	keyPath := o.saSigningKeyFile
+	if keyPath == "" {
+		keyPath = filepath.Join(dataDir, "pki", "sa.key")
+		if err := ensureSigningKey(keyPath); err != nil {
+			return err
+		}
+	}
+	signer, err := authentication.LoadTokenSigner(keyPath)
+	if err != nil {
+		return fmt.Errorf("--service-account-signing-key-file: %w", err)
+	}
+	ic := apiserver.ServiceAccountIssuerConfig{
+		Issuer: o.saIssuers[0], AcceptedIssuers: o.saIssuers[1:], Signer: signer,
+		APIAudiences: o.apiAudiences, MaxTokenExpiration: o.saMaxTokenDuration,
+	}
+	for _, f := range o.saKeyFiles {
+		keys, err := authentication.LoadPublicKeys(f)
+		if err != nil {
+			return fmt.Errorf("--service-account-key-file: %w", err)
+		}
+		ic.Keys = append(ic.Keys, keys...)
+	}
+	cfg.ServiceAccountIssuer = ic
+	return nil
+}
+
+// ensureSigningKey writes a new ECDSA P-256 key (PKCS #8 PEM, 0600) to
+// path unless a file is there.
+func ensureSigningKey(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return os.Chmod(path, 0o600)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("service account signing key: %w", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("service account signing key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("service account signing key: %w", err)
+	}
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		return fmt.Errorf("service account signing key: %w", err)
+	}
+	return nil
+}
