@@ -70,7 +70,9 @@ type Env struct {
 	resources   []registry.Strategy
 	waitTimeout time.Duration
 
-	backend     *memory.Backend
+	backend *memory.Backend
+	// users are the tokens ConfigFor and ServiceAccountConfig hand out.
+	users       *users
 	server      *server
 	stopCtrl    context.CancelFunc
 	controllers sync.WaitGroup
@@ -160,7 +162,13 @@ func start(t testing.TB, o options) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
-	srv, err := apiserver.New(apiserver.Config{Backend: backend, Resources: resources, Logger: logger})
+	scfg := apiserver.Config{Backend: backend, Resources: resources, Logger: logger}
+	us := &users{}
+	if o.rbac {
+		scfg.AuthorizationMode = apiserver.AuthorizationModeRBAC
+		scfg.Authenticator = us.authenticator()
+	}
+	srv, err := apiserver.New(scfg)
 	if err != nil {
 		_ = backend.Close()
 		return nil, fmt.Errorf("testenv: %w", err)
@@ -170,7 +178,7 @@ func start(t testing.TB, o options) (*Env, error) {
 		_ = backend.Close()
 		return nil, fmt.Errorf("testenv: listen on loopback: %w", err)
 	}
-	rc := RESTConfig{BearerToken: randomToken()}
+	rc := RESTConfig{BearerToken: us.add(adminUser)}
 	scheme := "http"
 	if o.tls {
 		c, err := newCerts(time.Now())
@@ -206,10 +214,15 @@ func start(t testing.TB, o options) (*Env, error) {
 		resources:    known,
 		waitTimeout:  o.waitTimeout,
 		backend:      backend,
+		users:        us,
 	}
 	// From here on Stop tears everything down, so register it before
 	// anything that can fail.
-	env.server = newServer(srv.Handler(), ln, authenticator{token: rc.BearerToken}, logger)
+	auth := &authenticator{users: us}
+	if o.rbac {
+		auth = nil // the server authenticates (us) and authorizes itself
+	}
+	env.server = newServer(srv.Handler(), ln, auth, logger)
 	env.server.start()
 	ctrlCtx, stopCtrl := context.WithCancel(context.Background())
 	env.stopCtrl = stopCtrl

@@ -21,6 +21,7 @@ type options struct {
 	objects     []runtime.Object
 	dirs        []string
 	tls         bool
+	rbac        bool
 	controllers []namedController
 	logger      *slog.Logger
 	waitTimeout time.Duration

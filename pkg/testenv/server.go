@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,14 +38,14 @@ type server struct {
 // credentials: its bearer token, or a client certificate the TLS layer
 // verified against the environment's CA.
 type authenticator struct {
-	token string
+	users *users
 }
 
 // open paths answer without credentials, as kube-apiserver's default
 // roles let unauthenticated clients read health and version.
 var openPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
-func (a authenticator) allowed(r *http.Request) bool {
+func (a *authenticator) allowed(r *http.Request) bool {
 	if openPaths[r.URL.Path] {
 		return true
 	}
@@ -54,7 +53,7 @@ func (a authenticator) allowed(r *http.Request) bool {
 		return true
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.token)) == 1
+	return ok && a.users.known(strings.TrimSpace(got))
 }
 
 // unauthorized is kube-apiserver's answer to a request without valid
@@ -62,7 +61,8 @@ func (a authenticator) allowed(r *http.Request) bool {
 const unauthorized = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}` + "\n"
 
 // newServer prepares to serve h on ln.
-func newServer(h http.Handler, ln net.Listener, auth authenticator, logger *slog.Logger) *server {
+// A nil auth leaves authentication to h.
+func newServer(h http.Handler, ln net.Listener, auth *authenticator, logger *slog.Logger) *server {
 	s := &server{ln: ln, done: make(chan error, 1)}
 	base, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -70,7 +70,7 @@ func newServer(h http.Handler, ln net.Listener, auth authenticator, logger *slog
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.handlers.Add(1)
 			defer s.handlers.Done()
-			if !auth.allowed(r) {
+			if auth != nil && !auth.allowed(r) {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusUnauthorized)
 				_, _ = w.Write([]byte(unauthorized))
