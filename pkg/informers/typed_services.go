@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 core/v1 Endpoints is deprecated but served, as kube-apiserver 1.37 still serves it
+
 package informers
 
 import (

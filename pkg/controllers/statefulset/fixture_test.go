@@ -354,18 +354,6 @@ func (f *fixture) pod(name string) *corev1.Pod {
 	return p
 }
 
-// podNames lists the cached pods' names in ordinal order.
-func (f *fixture) podNames() []string {
-	var names []string
-	for _, p := range f.podIdx.List() {
-		names = append(names, p.Name)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		return ordinalOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: a}}) - ordinalOf(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: b}})
-	})
-	return names
-}
-
 // setPhase sets a cached pod's phase and readiness (ready since now).
 func (f *fixture) setPhase(name string, phase corev1.PodPhase, ready bool) {
 	f.t.Helper()
