@@ -34,6 +34,10 @@ type controllerManagerOptions struct {
 	leaseNS       string
 	healthAddress string
 	gates         *featuregate.Registry
+	// rootCAFile is --root-ca-file; rootCA, when set, is used instead
+	// (kplane up passes its server's CA).
+	rootCAFile string
+	rootCA     []byte
 }
 
 // newControllerManagerOptions returns the options with a feature-gate
@@ -64,6 +68,7 @@ func (o *controllerManagerOptions) addFlags(f *pflag.FlagSet, defaultControllers
 	f.StringVar(&o.leaseName, "leader-elect-resource-name", controllermanager.DefaultLeaseName, "name of the Lease")
 	f.StringVar(&o.leaseNS, "leader-elect-resource-namespace", controllermanager.DefaultLeaseNamespace, "namespace of the Lease")
 	f.StringVar(&o.healthAddress, "health-address", healthAddress, "host:port serving /healthz and /metrics; empty serves none")
+	f.StringVar(&o.rootCAFile, "root-ca-file", "", "PEM CA bundle published as the kube-root-ca.crt ConfigMap in every namespace; empty publishes none")
 	o.gates.AddFlag(f)
 }
 
@@ -77,6 +82,14 @@ func (o *controllerManagerOptions) run(ctx context.Context, c, nodeClient *clien
 	if o.nodes <= 0 {
 		return fmt.Errorf("--nodes must be positive, not %d", o.nodes)
 	}
+	rootCA := o.rootCA
+	if rootCA == nil && o.rootCAFile != "" {
+		data, err := os.ReadFile(o.rootCAFile)
+		if err != nil {
+			return fmt.Errorf("--root-ca-file: %w", err)
+		}
+		rootCA = data
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var ln net.Listener
@@ -89,6 +102,7 @@ func (o *controllerManagerOptions) run(ctx context.Context, c, nodeClient *clien
 	m, err := controllermanager.New(controllermanager.Config{
 		Client:      c,
 		NodeClient:  nodeClient,
+		RootCA:      rootCA,
 		Gates:       o.gates.Freeze(),
 		Controllers: o.controllers,
 		Workers:     o.workers,

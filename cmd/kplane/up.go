@@ -56,6 +56,9 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 					return err
 				}
 				defer nc.CloseIdleConnections()
+				if creds != nil {
+					cm.rootCA = creds.caPEM
+				}
 				// A stable identity lets a restarted `kplane up` take its
 				// own lease back at once.
 				err = cm.run(ctx, c, nc, logger.With("component", "controller-manager"), "kplane-up_"+hostname(), false, func(s string) {

@@ -3,7 +3,6 @@ package statefulset
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
