@@ -129,16 +129,26 @@ func knownControllers() []descriptor {
 			})
 		}},
 		{name: ReplicaSetController, enabledBy: true, build: func(d deps) (runner, error) {
-			return replicaset.New(replicaset.Config{
+			rec, err := d.recorder("replicaset-controller")
+			if err != nil {
+				return nil, err
+			}
+			r, err := replicaset.New(replicaset.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, FeatureGates: d.cfg.Gates,
-				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue, Recorder: rec,
 			})
+			return withRecorder(r, rec, err)
 		}},
 		{name: StatefulSetController, enabledBy: true, build: func(d deps) (runner, error) {
-			return statefulset.New(statefulset.Config{
+			rec, err := d.recorder("statefulset-controller")
+			if err != nil {
+				return nil, err
+			}
+			r, err := statefulset.New(statefulset.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, FeatureGates: d.cfg.Gates,
-				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue, Recorder: rec,
 			})
+			return withRecorder(r, rec, err)
 		}},
 		{name: GarbageCollectorController, enabledBy: true, build: func(d deps) (runner, error) {
 			return garbagecollector.New(garbagecollector.Config{
@@ -164,10 +174,15 @@ func knownControllers() []descriptor {
 			})
 		}},
 		{name: DisruptionController, enabledBy: true, build: func(d deps) (runner, error) {
-			return disruption.New(disruption.Config{
+			rec, err := d.recorder("controllermanager")
+			if err != nil {
+				return nil, err
+			}
+			r, err := disruption.New(disruption.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
-				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue, Recorder: rec,
 			})
+			return withRecorder(r, rec, err)
 		}},
 		{name: ResourceQuotaController, enabledBy: true, build: func(d deps) (runner, error) {
 			return resourcequota.New(resourcequota.Config{
@@ -176,10 +191,15 @@ func knownControllers() []descriptor {
 			})
 		}},
 		{name: ReplicationControllerController, enabledBy: true, build: func(d deps) (runner, error) {
-			return replicationcontroller.New(replicationcontroller.Config{
+			rec, err := d.recorder("replication-controller")
+			if err != nil {
+				return nil, err
+			}
+			r, err := replicationcontroller.New(replicationcontroller.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
-				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue, Recorder: rec,
 			})
+			return withRecorder(r, rec, err)
 		}},
 		{name: EndpointSliceController, enabledBy: true, build: func(d deps) (runner, error) {
 			return endpointslice.New(endpointslice.Config{
@@ -209,22 +229,37 @@ func knownControllers() []descriptor {
 			})
 		}},
 		{name: DaemonSetController, enabledBy: true, build: func(d deps) (runner, error) {
-			return daemonset.New(daemonset.Config{
+			rec, err := d.recorder("daemonset-controller")
+			if err != nil {
+				return nil, err
+			}
+			r, err := daemonset.New(daemonset.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
-				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue, Recorder: rec,
 			})
+			return withRecorder(r, rec, err)
 		}},
 		{name: JobController, enabledBy: true, build: func(d deps) (runner, error) {
-			return job.New(job.Config{
+			rec, err := d.recorder("job-controller")
+			if err != nil {
+				return nil, err
+			}
+			r, err := job.New(job.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
-				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue, Recorder: rec,
 			})
+			return withRecorder(r, rec, err)
 		}},
 		{name: CronJobController, enabledBy: true, build: func(d deps) (runner, error) {
-			return cronjob.New(cronjob.Config{
+			rec, err := d.recorder("cronjob-controller")
+			if err != nil {
+				return nil, err
+			}
+			r, err := cronjob.New(cronjob.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
-				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
+				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue, Recorder: rec,
 			})
+			return withRecorder(r, rec, err)
 		}},
 		{name: TTLAfterFinishedController, enabledBy: true, build: func(d deps) (runner, error) {
 			return ttlafterfinished.New(ttlafterfinished.Config{

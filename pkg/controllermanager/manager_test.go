@@ -208,6 +208,25 @@ func TestRunLeadsAndRollsOut(t *testing.T) {
 	if !m.IsLeader() {
 		t.Fatal("IsLeader false while leading")
 	}
+	// The ReplicaSet controller recorded its pod creations as Events, as
+	// kube-controller-manager's does (the recorder writes asynchronously).
+	for deadline := time.Now().Add(waitTimeout); ; {
+		evs, err := client.NewResource(c, client.Events).Namespace("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, ev := range evs.Items {
+			found = found || (ev.Reason == "SuccessfulCreate" && ev.Source.Component == "replicaset-controller" && ev.InvolvedObject.Kind == "ReplicaSet")
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no SuccessfulCreate event from replicaset-controller among %d events", len(evs.Items))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	// Over the listener: /healthz passes, /metrics has the leader and
 	// reconcile series.
