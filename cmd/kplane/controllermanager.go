@@ -38,6 +38,8 @@ type controllerManagerOptions struct {
 	// (kplane up passes its server's CA).
 	rootCAFile string
 	rootCA     []byte
+	// nodeRunTime is --node-run-time.
+	nodeRunTime time.Duration
 }
 
 // newControllerManagerOptions returns the options with a feature-gate
@@ -68,6 +70,7 @@ func (o *controllerManagerOptions) addFlags(f *pflag.FlagSet, defaultControllers
 	f.StringVar(&o.leaseName, "leader-elect-resource-name", controllermanager.DefaultLeaseName, "name of the Lease")
 	f.StringVar(&o.leaseNS, "leader-elect-resource-namespace", controllermanager.DefaultLeaseNamespace, "namespace of the Lease")
 	f.StringVar(&o.healthAddress, "health-address", healthAddress, "host:port serving /healthz and /metrics; empty serves none")
+	f.DurationVar(&o.nodeRunTime, "node-run-time", time.Second, "how long simulated nodes run pods with restartPolicy Never or OnFailure (Jobs' pods) before they succeed, unless the pod's nodesim.kplane.io/* annotations say otherwise; 0 runs them until deleted")
 	f.StringVar(&o.rootCAFile, "root-ca-file", "", "PEM CA bundle published as the kube-root-ca.crt ConfigMap in every namespace; empty publishes none")
 	o.gates.AddFlag(f)
 }
@@ -107,6 +110,7 @@ func (o *controllerManagerOptions) run(ctx context.Context, c, nodeClient *clien
 		Controllers: o.controllers,
 		Workers:     o.workers,
 		Nodes:       o.nodes,
+		NodeRunTime: o.nodeRunTime,
 		LeaderElection: controllermanager.LeaderElectionConfig{
 			Disabled:        !o.leaderElect,
 			Namespace:       o.leaseNS,

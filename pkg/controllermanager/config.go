@@ -49,6 +49,10 @@ type Config struct {
 	// Nodes is how many nodes the node simulator runs, when enabled.
 	// Default nodesim.DefaultNodes; must not be negative.
 	Nodes int
+	// NodeRunTime is how long the simulated nodes run the containers of
+	// Job-like pods (restartPolicy Never or OnFailure, no nodesim run
+	// annotations) before they succeed; zero runs them until deleted.
+	NodeRunTime time.Duration
 	// RootCA is the PEM CA bundle the root-ca-cert-publisher puts in every
 	// namespace's kube-root-ca.crt ConfigMap: the API server's CA. When
 	// empty (the default) that controller is not started, even when

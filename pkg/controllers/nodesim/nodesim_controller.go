@@ -65,6 +65,12 @@ type Config struct {
 	// TerminationDelay is how long containers take to stop, at most the
 	// pod's grace period. Zero, the default, stops them at once.
 	TerminationDelay time.Duration
+	// RunTime, when positive, is how long the containers of a pod with
+	// restartPolicy Never or OnFailure and none of the run annotations
+	// (CompleteAfterAnnotation, ExitCodeAnnotation, FailTimesAnnotation)
+	// run before they exit 0 and the pod is Succeeded, so that Jobs finish
+	// as on a cluster. Zero, the default, runs such pods until deleted.
+	RunTime time.Duration
 	// HeartbeatInterval is how often the node Leases are renewed. Defaults
 	// to DefaultHeartbeatInterval.
 	HeartbeatInterval time.Duration
@@ -108,7 +114,7 @@ func New(cfg Config) (*Simulator, error) {
 		return nil, errors.New("nodesim: informers are required")
 	case cfg.Nodes < 0:
 		return nil, errors.New("nodesim: nodes must not be negative")
-	case cfg.TerminationDelay < 0, cfg.HeartbeatInterval < 0, cfg.LeaseDuration < 0:
+	case cfg.TerminationDelay < 0, cfg.RunTime < 0, cfg.HeartbeatInterval < 0, cfg.LeaseDuration < 0:
 		return nil, errors.New("nodesim: delays and intervals must not be negative")
 	}
 	if cfg.Nodes == 0 {
@@ -184,6 +190,7 @@ func New(cfg Config) (*Simulator, error) {
 		nodes:            nodes,
 		startupDelay:     cfg.StartupDelay,
 		terminationDelay: cfg.TerminationDelay,
+		runTime:          cfg.RunTime,
 		states:           map[string]*podState{},
 		assumed:          map[string]string{},
 		bound:            map[string]string{},

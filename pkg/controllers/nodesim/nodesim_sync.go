@@ -67,6 +67,8 @@ type syncer struct {
 	nodes            *nodeSet
 	startupDelay     time.Duration
 	terminationDelay time.Duration
+	// runTime is Config.RunTime.
+	runTime time.Duration
 	// enqueueAfter looks at a key again once a duration has passed.
 	enqueueAfter func(key string, d time.Duration)
 

@@ -299,6 +299,27 @@ func TestCompleteAfterAnnotation(t *testing.T) {
 	}
 }
 
+// With a RunTime, a Job-like pod without run annotations succeeds that
+// long after it started; a restartPolicy Always pod keeps running.
+func TestRunTimeFinishesUnannotatedJobPods(t *testing.T) {
+	t.Parallel()
+	e := startSim(t, func(c *Config) { c.RunTime = 5 * time.Second })
+	e.createPod("job", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure })
+	e.createPod("server", nil)
+	e.waitPod("job", runningReady)
+	e.waitPod("server", runningReady)
+	e.clock.Step(5 * time.Second)
+	p := e.waitPod("job", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 0 {
+			t.Errorf("container status %+v", cs)
+		}
+	}
+	if got, err := e.pods.Get(t.Context(), "server", metav1.GetOptions{}); err != nil || got.Status.Phase != corev1.PodRunning {
+		t.Fatalf("restartPolicy Always pod: %v, %v", got.Status.Phase, err)
+	}
+}
+
 func TestFullNodeTakesPodsWhenRoomFrees(t *testing.T) {
 	t.Parallel()
 	e := startSim(t, func(c *Config) {

@@ -15,7 +15,7 @@ import (
 
 // Annotations that choose how a pod with restartPolicy Never or OnFailure
 // ends. A pod with none of them (and without CompleteAfterAnnotation) runs
-// until it is deleted.
+// Config.RunTime, or until it is deleted when that is zero.
 const (
 	// ExitCodeAnnotation, a decimal integer, is the exit code of the
 	// pod's containers when they end, CompleteAfterAnnotation (or, without
@@ -50,9 +50,10 @@ type runPlan struct {
 	exitCode int32
 }
 
-// planRun reads a finishing pod's annotations; ok is false for a pod that
-// runs until deleted.
-func planRun(ctx context.Context, pod *corev1.Pod) (plan runPlan, ok bool) {
+// planRun reads a finishing pod's annotations (without any, it runs
+// defaultRun when that is positive); ok is false for a pod that runs until
+// deleted.
+func planRun(ctx context.Context, pod *corev1.Pod, defaultRun time.Duration) (plan runPlan, ok bool) {
 	if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || pod.Spec.RestartPolicy == "" {
 		return runPlan{}, false
 	}
@@ -88,6 +89,9 @@ func planRun(ctx context.Context, pod *corev1.Pod) (plan runPlan, ok bool) {
 			}
 		}
 	}
+	if !ok && defaultRun > 0 {
+		return runPlan{after: defaultRun}, true
+	}
 	return plan, ok
 }
 
@@ -95,7 +99,7 @@ func planRun(ctx context.Context, pod *corev1.Pod) (plan runPlan, ok bool) {
 // ask, and restarts the containers of an OnFailure pod that failed once the
 // restart delay has passed.
 func (s *syncer) run(ctx context.Context, key string, pod *corev1.Pod) error {
-	plan, ok := planRun(ctx, pod)
+	plan, ok := planRun(ctx, pod, s.runTime)
 	if !ok {
 		return nil
 	}
