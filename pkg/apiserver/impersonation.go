@@ -108,6 +108,9 @@ func (s *Server) impersonate(w http.ResponseWriter, r *http.Request) (*http.Requ
 	// is in system:authenticated unless the groups asked for name it or
 	// system:unauthenticated.
 	u = authentication.WithAuthenticatedGroup(u)
+	if u.Name == authentication.Anonymous && !slices.Contains(u.Groups, authentication.AllUnauthenticated) {
+		u.Groups = append(u.Groups, authentication.AllUnauthenticated)
+	}
 	audit.LogImpersonatedUser(r.Context(), audit.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra})
 	s.log.Debug("impersonating", "requester", requester.Name, "user", u.Name, "groups", u.Groups)
 	r = r.WithContext(authentication.WithUser(r.Context(), u))

@@ -41,9 +41,9 @@ func TestImpersonation(t *testing.T) {
 			client: admin, headers: []string{"Impersonate-User", "bob"},
 			want:  authenticationv1.UserInfo{Username: "bob", Groups: []string{"system:authenticated"}},
 			asked: []authorization.Attributes{{Verb: "impersonate", ResourceRequest: true, APIGroup: "authentication.k8s.io", Resource: "users", Name: "bob"}}},
-		{name: "user with groups gets exactly those groups",
+		{name: "user with groups gets those groups and system:authenticated, as kube-apiserver",
 			client: admin, headers: []string{"Impersonate-User", "bob", "Impersonate-Group", "dev", "Impersonate-Group", "ops"},
-			want: authenticationv1.UserInfo{Username: "bob", Groups: []string{"dev", "ops"}},
+			want: authenticationv1.UserInfo{Username: "bob", Groups: []string{"dev", "ops", "system:authenticated"}},
 			asked: []authorization.Attributes{
 				{Verb: "impersonate", ResourceRequest: true, APIGroup: "authentication.k8s.io", Resource: "users", Name: "bob"},
 				{Verb: "impersonate", ResourceRequest: true, APIGroup: "authentication.k8s.io", Resource: "groups", Name: "dev"},
@@ -65,12 +65,12 @@ func TestImpersonation(t *testing.T) {
 			want: authenticationv1.UserInfo{Username: "system:serviceaccount:ns1:builder",
 				Groups: []string{"system:serviceaccounts", "system:serviceaccounts:ns1", "system:authenticated"}},
 			asked: []authorization.Attributes{{Verb: "impersonate", ResourceRequest: true, Resource: "serviceaccounts", Namespace: "ns1", Name: "builder"}}},
-		{name: "anonymous user is not made authenticated",
+		{name: "anonymous user is made unauthenticated, as kube-apiserver",
 			client: admin, headers: []string{"Impersonate-User", "system:anonymous"},
-			want: authenticationv1.UserInfo{Username: "system:anonymous"}},
+			want: authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}},
 		{name: "allowed for a limited requester within its rights",
 			client: limited, headers: []string{"Impersonate-User", "bob", "Impersonate-Group", "dev"},
-			want: authenticationv1.UserInfo{Username: "bob", Groups: []string{"dev"}}},
+			want: authenticationv1.UserInfo{Username: "bob", Groups: []string{"dev", "system:authenticated"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked = nil
