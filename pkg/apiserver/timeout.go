@@ -48,15 +48,22 @@ func (s *Server) withTimeout(next http.Handler) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		tw := &timeoutWriter{w: w, header: w.Header().Clone(), ctx: ctx}
+		// The handler labels its metrics in a record of its own, copied
+		// to the request's once it has returned: a handler running late
+		// must not race the labels of the 504.
+		shared := recordFrom(r.Context())
+		own := *shared
+		hctx := context.WithValue(ctx, recordKey{}, &own)
 		done := make(chan struct{})
 		var panicked any
 		go func() {
 			defer close(done)
 			defer func() { panicked = recover() }()
-			next.ServeHTTP(tw, r.WithContext(ctx))
+			next.ServeHTTP(tw, r.WithContext(hctx))
 		}()
 		select {
 		case <-done:
+			*shared = own
 			if panicked != nil {
 				panic(panicked)
 			}
