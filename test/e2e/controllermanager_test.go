@@ -108,7 +108,7 @@ func TestControllerManagerBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "unknown controller", args: []string{"--controllers", "*,cronjob"}, want: `unknown controller "cronjob"`},
+		{name: "unknown controller", args: []string{"--controllers", "*,no-such-controller"}, want: `unknown controller "no-such-controller"`},
 		{name: "unknown feature", args: []string{"--feature-gates", "NoSuchFeature=true"}, want: "NoSuchFeature"},
 		{name: "missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig"}, want: "/nonexistent/kubeconfig"},
 	}
