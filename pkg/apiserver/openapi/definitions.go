@@ -298,6 +298,30 @@ func (d *definitions) typeSchema(t reflect.Type) (*jsonSchema, error) {
 	}
 }
 
+// addKind adds the definitions of kind k's object and, when it has one, its
+// list, marked with their group version kinds, and returns their names
+// (listDef is empty without a list).
+func (d *definitions) addKind(k Kind) (objDef, listDef string, err error) {
+	if k.Schema != nil {
+		objDef, listDef, err = d.addCustom(k.GVK, k.Schema)
+	} else {
+		objDef, err = d.add(reflect.TypeOf(k.Object))
+	}
+	if err != nil {
+		return "", "", err
+	}
+	d.addGVK(objDef, k.GVK)
+	if listDef == "" && k.List != nil {
+		if listDef, err = d.add(reflect.TypeOf(k.List)); err != nil {
+			return "", "", err
+		}
+	}
+	if listDef != "" {
+		d.addGVK(listDef, k.GVK.GroupVersion().WithKind(k.GVK.Kind+"List"))
+	}
+	return objDef, listDef, nil
+}
+
 // addGVK records that definition name is the schema of gvk.
 func (d *definitions) addGVK(name string, gvk schema.GroupVersionKind) {
 	s := d.schemas[name]
