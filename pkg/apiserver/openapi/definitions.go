@@ -134,6 +134,10 @@ func (d *definitions) add(t reflect.Type) (string, error) {
 	if opaqueObjects[name] {
 		return name, nil
 	}
+	// +structType=atomic on the type: the object is replaced as a whole.
+	if m := kubeMarkers[name][""]; m.mapType != "" {
+		s.setExt(extMapType, m.mapType)
+	}
 	s.Properties = make(map[string]*jsonSchema)
 	if err := d.addFields(t, s, docs, false); err != nil {
 		return "", fmt.Errorf("definition %s: %w", name, err)
@@ -159,6 +163,7 @@ func swaggerDoc(t reflect.Type) map[string]string {
 // time; across k8s.io/api the two agree almost everywhere, because optional
 // fields are declared omitempty so that they can be left out on the wire.
 func (d *definitions) addFields(t reflect.Type, s *jsonSchema, docs map[string]string, inlined bool) error {
+	def := definitionName(t)
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag, hasTag := f.Tag.Lookup("json")
@@ -189,12 +194,19 @@ func (d *definitions) addFields(t reflect.Type, s *jsonSchema, docs map[string]s
 			return fmt.Errorf("field %s: %w", f.Name, err)
 		}
 		p.Description = docs[name]
+		m := fieldMarker(def, name, f)
+		if err := m.apply(p); err != nil {
+			return fmt.Errorf("field %s: %w", f.Name, err)
+		}
+		if p.Default == nil && !hasOption(opts, "string") {
+			p.Default = zeroDefault(f.Type, hasOption(opts, "omitempty"))
+		}
 		if strategy := f.Tag.Get("patchStrategy"); strategy != "" {
 			p.setExt(extPatchStrategy, strategy)
-			if p.Type == "array" && p.Items != nil && p.Items.Ref == "" && p.Items.Type != "object" &&
+			if m.listType == "" && p.Type == "array" && p.Items != nil && p.Items.Ref == "" && p.Items.Type != "object" &&
 				slices.Contains(strings.Split(strategy, ","), "merge") {
-				// A merged list of scalars is a set: entries are unique and
-				// order carries no meaning.
+				// A merged list of scalars with no +listType is a set:
+				// entries are unique and order carries no meaning.
 				p.setExt(extListType, "set")
 			}
 		}
@@ -284,6 +296,30 @@ func (d *definitions) typeSchema(t reflect.Type) (*jsonSchema, error) {
 	default:
 		return nil, fmt.Errorf("type %s (%s) has no JSON schema", t, t.Kind())
 	}
+}
+
+// addKind adds the definitions of kind k's object and, when it has one, its
+// list, marked with their group version kinds, and returns their names
+// (listDef is empty without a list).
+func (d *definitions) addKind(k Kind) (objDef, listDef string, err error) {
+	if k.Schema != nil {
+		objDef, listDef, err = d.addCustom(k.GVK, k.Schema)
+	} else {
+		objDef, err = d.add(reflect.TypeOf(k.Object))
+	}
+	if err != nil {
+		return "", "", err
+	}
+	d.addGVK(objDef, k.GVK)
+	if listDef == "" && k.List != nil {
+		if listDef, err = d.add(reflect.TypeOf(k.List)); err != nil {
+			return "", "", err
+		}
+	}
+	if listDef != "" {
+		d.addGVK(listDef, k.GVK.GroupVersion().WithKind(k.GVK.Kind+"List"))
+	}
+	return objDef, listDef, nil
 }
 
 // addGVK records that definition name is the schema of gvk.

@@ -144,26 +144,12 @@ func New(cfg Config) (*Docs, error) {
 			return nil, fmt.Errorf("openapi: resource %s is declared twice", key)
 		}
 		seen[key] = true
-		var objDef, listDef string
-		var err error
-		if k.Schema != nil {
-			objDef, listDef, err = defs.addCustom(k.GVK, k.Schema)
-		} else {
-			objDef, err = defs.add(reflect.TypeOf(k.Object))
-		}
+		objDef, listDef, err := defs.addKind(k)
 		if err != nil {
 			return nil, fmt.Errorf("openapi: kind %s: %w", k.GVK, err)
 		}
-		defs.addGVK(objDef, k.GVK)
 		roots := []string{objDef, defStatus, defDeleteOptions, defWatchEvent, defPatch}
 		if listDef != "" {
-			defs.addGVK(listDef, gv.WithKind(k.GVK.Kind+"List"))
-			roots = append(roots, listDef)
-		} else if k.List != nil {
-			if listDef, err = defs.add(reflect.TypeOf(k.List)); err != nil {
-				return nil, fmt.Errorf("openapi: kind %s: %w", k.GVK, err)
-			}
-			defs.addGVK(listDef, gv.WithKind(k.GVK.Kind+"List"))
 			roots = append(roots, listDef)
 		}
 		subDefs := map[string]string{}

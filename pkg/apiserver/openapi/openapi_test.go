@@ -199,7 +199,10 @@ func TestV3SchemasMatchKubernetes(t *testing.T) {
 
 	t.Run("containers merge by name", func(t *testing.T) {
 		p := prop(core, "io.k8s.api.core.v1.PodSpec", "containers")
-		want := map[string]any{"x-kubernetes-patch-merge-key": "name", "x-kubernetes-patch-strategy": "merge"}
+		want := map[string]any{
+			"x-kubernetes-patch-merge-key": "name", "x-kubernetes-patch-strategy": "merge",
+			"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": []any{"name"},
+		}
 		if diff := cmp.Diff(want, map[string]any(p.Extensions)); diff != "" {
 			t.Errorf("extensions (-want +got):\n%s", diff)
 		}
@@ -276,7 +279,7 @@ func TestV3SchemasMatchKubernetes(t *testing.T) {
 			{"io.k8s.api.core.v1.Secret", "data", map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string", "format": "byte"}}},
 			{"io.k8s.api.core.v1.ConfigMap", "data", map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}},
 			{"io.k8s.api.core.v1.PodSpec", "terminationGracePeriodSeconds", map[string]any{"type": "integer", "format": "int64"}},
-			{"io.k8s.api.core.v1.ContainerPort", "containerPort", map[string]any{"type": "integer", "format": "int32"}},
+			{"io.k8s.api.core.v1.ContainerPort", "containerPort", map[string]any{"type": "integer", "format": "int32", "default": 0.0}},
 			{"io.k8s.api.core.v1.PodSpec", "hostNetwork", map[string]any{"type": "boolean"}},
 			{"io.k8s.api.core.v1.ResourceRequirements", "limits", map[string]any{"type": "object", "additionalProperties": map[string]any{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.api.resource.Quantity"}}},
 			// A described reference is wrapped in allOf, as Kubernetes does.

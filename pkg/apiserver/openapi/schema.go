@@ -24,6 +24,9 @@ type jsonSchema struct {
 	// (quantities and int-or-string); Swagger 2.0 has no oneOf, so only Type
 	// is rendered there.
 	OneOfTypes []string
+	// Default is the JSON value of the "default" keyword, rendered in
+	// both dialects; nil means none.
+	Default any
 	// Ext holds vendor extensions ("x-kubernetes-...") rendered verbatim.
 	Ext map[string]any
 	// V3Only holds keywords rendered verbatim in OpenAPI 3.0 only (those
@@ -58,7 +61,7 @@ func (s *jsonSchema) render(d dialect) map[string]any {
 	out := make(map[string]any, 4)
 	if s.Ref != "" {
 		ref := d.refPrefix() + s.Ref
-		if d == openAPI3 && (s.Description != "" || len(s.Ext) > 0) {
+		if d == openAPI3 && (s.Description != "" || len(s.Ext) > 0 || s.Default != nil) {
 			// OpenAPI 3.0 ignores the siblings of a $ref; wrapping it in
 			// allOf keeps the property's own description and extensions,
 			// which is how Kubernetes publishes them and where kubectl
@@ -98,6 +101,9 @@ func (s *jsonSchema) render(d dialect) map[string]any {
 	}
 	if len(s.Required) > 0 {
 		out["required"] = s.Required
+	}
+	if s.Default != nil {
+		out["default"] = s.Default
 	}
 	for k, v := range s.Ext {
 		out[k] = v
