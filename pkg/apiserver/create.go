@@ -46,6 +46,10 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request)
 		}
 	}
 	setRequestor(q.res, obj, r)
+	// As in kube-apiserver, where decoding defaults, the creator owns the
+	// defaulted fields too.
+	q.res.strategy.Default(obj)
+	obj = s.trackUpdate(r, q.res, "", q.res.strategy.New(), obj)
 	out, err := s.createObject(r.Context(), q.res, q.namespace, obj, opts.dryRun)
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), m.GetName())
@@ -114,7 +118,6 @@ func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace str
 	m.SetCreationTimestamp(metav1.NewTime(s.clock.Now().Truncate(time.Second)))
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetManagedFields(nil)
 	m.SetSelfLink("")
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	if generated {

@@ -40,11 +40,15 @@ func TestCreateClearsClientOwnedFields(t *testing.T) {
 	pod.Status.Phase = corev1.PodRunning
 	now := metav1.Now()
 	pod.DeletionTimestamp = &now
+	// managedFields that do not decode are replaced by the creator's.
 	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "x"}}
 	var got corev1.Pod
 	e.mustCreate(podPath("default", ""), pod, &got)
-	if got.UID == "client-uid" || got.Status.Phase != corev1.PodPending || got.DeletionTimestamp != nil || got.ManagedFields != nil {
+	if got.UID == "client-uid" || got.Status.Phase != corev1.PodPending || got.DeletionTimestamp != nil {
 		t.Fatalf("client-owned fields kept: %+v %+v", got.ObjectMeta, got.Status)
+	}
+	if len(got.ManagedFields) != 1 || got.ManagedFields[0].Manager != "Go-http-client" || got.ManagedFields[0].Operation != metav1.ManagedFieldsOperationUpdate {
+		t.Fatalf("managedFields %+v", got.ManagedFields)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,19 +31,44 @@ import (
 type writeOptions struct {
 	dryRun          bool
 	fieldValidation string // Strict, Warn (the default) or Ignore
+	fieldManager    string
+	// force is a server-side apply's force parameter.
+	force bool
 }
 
 // parseWriteOptions reads dryRun and fieldValidation and checks them and
 // fieldManager (and force, for a patch) as kube-apiserver does; kind names
 // the options type in errors (CreateOptions, UpdateOptions, PatchOptions).
 func parseWriteOptions(r *http.Request, kind string) (writeOptions, error) {
+	return parseOptions(r, kind, false)
+}
+
+// parsePatchOptions reads the options of a patch, a server-side apply when
+// apply is set: only an apply takes force, and it needs a fieldManager.
+func parsePatchOptions(r *http.Request, apply bool) (writeOptions, error) {
+	return parseOptions(r, "PatchOptions", apply)
+}
+
+func parseOptions(r *http.Request, kind string, apply bool) (writeOptions, error) {
 	q := r.URL.Query()
 	dryRun := q["dryRun"]
 	fv := q.Get("fieldValidation")
 	var errs field.ErrorList
-	if _, force := q["force"]; force && kind == "PatchOptions" {
-		// Only server-side apply, which this server refuses, takes force.
-		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
+	force := false
+	if values, ok := q["force"]; ok && kind == "PatchOptions" {
+		if !apply {
+			errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
+		} else {
+			v, err := strconv.ParseBool(values[0])
+			if err != nil {
+				return writeOptions{}, apierrors.NewBadRequest(fmt.Sprintf("force: invalid value %q: %v", values[0], err))
+			}
+			force = v
+		}
+	}
+	if apply && q.Get("fieldManager") == "" {
+		// kubectl names itself; controllers have to.
+		errs = append(errs, field.Required(field.NewPath("fieldManager"), "is required for apply patch"))
 	}
 	errs = append(errs, metav1validation.ValidateFieldManager(q.Get("fieldManager"), field.NewPath("fieldManager"))...)
 	errs = append(errs, metav1validation.ValidateDryRun(field.NewPath("dryRun"), dryRun)...)
@@ -53,7 +79,7 @@ func parseWriteOptions(r *http.Request, kind string) (writeOptions, error) {
 	if fv == "" {
 		fv = metav1.FieldValidationWarn
 	}
-	return writeOptions{dryRun: len(dryRun) > 0, fieldValidation: fv}, nil
+	return writeOptions{dryRun: len(dryRun) > 0, fieldValidation: fv, fieldManager: q.Get("fieldManager"), force: force}, nil
 }
 
 // readBody reads a request body of at most the configured size.

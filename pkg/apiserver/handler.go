@@ -19,6 +19,9 @@ type request struct {
 	namespace   string
 	name        string
 	subresource string
+	// createMissing makes an update create the object when it does not
+	// exist, whatever the resource allows (a server-side apply does).
+	createMissing bool
 }
 
 // gr returns the group and resource the request concerns, for errors.

@@ -39,26 +39,25 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 		// Custom resources have no Go type to merge by, as in Kubernetes.
 		s.writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json; got %q", ct),
+			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml; got %q", ct),
 		}})
 		return
 	}
 	switch pt {
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
-	case types.ApplyYAMLPatchType, types.ApplyCBORPatchType:
-		s.writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-			Message: "server-side apply is not supported; use a json, merge or strategic merge patch (kubectl apply without --server-side)",
-		}})
-		return
+	case types.ApplyYAMLPatchType:
 	default:
+		accepted := "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+		if q.res.custom == nil {
+			accepted = "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+		}
 		s.writeError(w, r, &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json; got %q", ct),
+			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s; got %q", accepted, ct),
 		}})
 		return
 	}
-	opts, err := parseWriteOptions(r, "PatchOptions")
+	opts, err := parsePatchOptions(r, pt == types.ApplyYAMLPatchType)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -66,6 +65,10 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if pt == types.ApplyYAMLPatchType {
+		s.serveApply(w, r, q, f, opts, body)
 		return
 	}
 	// As in kube-apiserver, a body that does not decode is reported only
@@ -113,6 +116,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 		}
 		return missingCheck(current)
 	}
+	compute = s.tracked(r, q, compute)
 	out, _, err := s.write(r.Context(), q, opts.dryRun, compute)
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)

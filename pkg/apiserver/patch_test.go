@@ -76,7 +76,7 @@ func TestPatchErrorsStoreNothing(t *testing.T) {
 		{"json patch test fails", "application/json-patch+json", `[{"op":"test","path":"/spec/replicas","value":9}]`, 422, metav1.StatusReasonInvalid},
 		{"json patch missing path", "application/json-patch+json", `[{"op":"remove","path":"/spec/nothing"}]`, 422, metav1.StatusReasonInvalid},
 		{"stale resourceVersion", "application/merge-patch+json", `{"metadata":{"resourceVersion":"1"},"spec":{"replicas":2}}`, 409, metav1.StatusReasonConflict},
-		{"server-side apply", "application/apply-patch+yaml", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
+		{"server-side apply without fieldManager", "application/apply-patch+yaml", `{}`, 422, metav1.StatusReasonInvalid},
 		{"unknown type", "text/plain", `{}`, 415, metav1.StatusReasonUnsupportedMediaType},
 		{"strict unknown field", "application/merge-patch+json", `{"spec":{"bogus":1}}`, 400, metav1.StatusReasonBadRequest},
 		{"rename", "application/merge-patch+json", `{"metadata":{"name":"other"}}`, 400, metav1.StatusReasonBadRequest},

@@ -39,7 +39,7 @@ func newResource(st registry.Strategy, store storage.Interface) *resource {
 		labels[f] = true
 	}
 	info := st.Info()
-	return &resource{info: info, strategy: st, store: store, root: "/" + info.Resource, fieldLabels: labels}
+	return &resource{info: info, strategy: st, store: store, root: "/" + info.Resource, fieldLabels: labels, fms: &fieldManagers{}}
 }
 
 // newResourceSet orders builtin then custom resources into a set. Custom

@@ -183,6 +183,8 @@ type resource struct {
 	// hook, when not nil, claims and releases what objects hold beside
 	// their own key (the cluster IPs and node ports of Services).
 	hook writeHook
+	// fms holds the resource's field managers, built on first use.
+	fms *fieldManagers
 }
 
 // New returns a Server for cfg and creates the system namespaces in the

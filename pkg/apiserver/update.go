@@ -43,7 +43,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 			s.writeError(w, r, err)
 			return
 		}
-		compute = scaleCompute(q, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
+		compute = s.tracked(r, q, scaleCompute(q, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil }))
 	} else {
 		obj := q.res.strategy.New()
 		if warnings, err = s.decodeBody(w, r, obj, q.res.info.GVK, opts.fieldValidation, q.res.pruner()); err != nil {
@@ -55,7 +55,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 			return
 		}
 		q.res.strategy.Default(obj)
-		compute = func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil }
+		compute = s.tracked(r, q, func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil })
 	}
 	out, created, err := s.write(r.Context(), q, opts.dryRun, compute)
 	if err != nil {
@@ -108,6 +108,18 @@ func checkNameAndNamespace(q *request, obj runtime.Object) error {
 // status of the result counts; for scale, the result is the whole object
 // with the new replicas.
 type computeFunc func(current runtime.Object) (runtime.Object, error)
+
+// tracked wraps compute so that the state it returns records, in its
+// managedFields, the fields the client of r changed.
+func (s *Server) tracked(r *http.Request, q *request, compute computeFunc) computeFunc {
+	return func(current runtime.Object) (runtime.Object, error) {
+		obj, err := compute(current)
+		if err != nil {
+			return nil, err
+		}
+		return s.trackUpdate(r, q.res, q.subresource, current, obj), nil
+	}
+}
 
 // scaleCompute adapts a change of the Scale view into a computeFunc.
 func scaleCompute(q *request, change func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error)) computeFunc {
@@ -165,7 +177,7 @@ func createPreconditions(q *request, obj runtime.Object) error {
 func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute computeFunc) (runtime.Object, bool, error) {
 	res := q.res
 	key := res.key(q.namespace, q.name)
-	allowCreate := res.info.AllowCreateOnUpdate && q.subresource == ""
+	allowCreate := (res.info.AllowCreateOnUpdate || q.createMissing) && q.subresource == ""
 	created := false
 	// deleteObj is the object an update would have stored when that update
 	// removes the last finalizer of an object being deleted: as in
@@ -273,6 +285,9 @@ func (s *Server) prepareUpdate(res *resource, subresource string, obj, current r
 	if uid := m.GetUID(); uid != "" && uid != cm.GetUID() {
 		return nil, preconditionFailed(res.gr(), cm.GetName(), fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", uid, cm.GetUID()))
 	}
+	// The managedFields were computed for this write (see tracked); the
+	// preparation below may rebuild obj from current.
+	managedFields := m.GetManagedFields()
 	switch {
 	case subresource == "status":
 		obj = res.strategy.PrepareForStatusUpdate(obj, current)
@@ -292,7 +307,7 @@ func (s *Server) prepareUpdate(res *resource, subresource string, obj, current r
 	m.SetCreationTimestamp(cm.GetCreationTimestamp())
 	m.SetDeletionTimestamp(cm.GetDeletionTimestamp())
 	m.SetDeletionGracePeriodSeconds(cm.GetDeletionGracePeriodSeconds())
-	m.SetManagedFields(nil)
+	m.SetManagedFields(managedFields)
 	m.SetSelfLink("")
 	m.SetResourceVersion(cm.GetResourceVersion())
 	errs := res.strategy.ValidateUpdate(obj, current)
