@@ -56,6 +56,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, q *request, 
 	}
 	aq := *q
 	aq.createMissing = true
+	aq.http = r
 	compute := func(current runtime.Object) (runtime.Object, error) {
 		missing := accessor(current).GetResourceVersion() == ""
 		if missing && q.subresource != "" {

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -9,6 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kplane/kplane/pkg/authentication"
+	"github.com/kplane/kplane/pkg/authorization"
 )
 
 const (
@@ -355,3 +359,65 @@ func TestApplyCustomResource(t *testing.T) {
 	r = e.apply(widgetsPath+"/w", "alice", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  colour: red\n")
 	r.expect(t, 400, metav1.StatusReasonBadRequest)
 }
+
+func TestApplyThatCreatesNeedsCreatePermission(t *testing.T) {
+	e := newAuthEnv(t, func(cfg *Config, x authentication.Authenticator) {
+		cfg.Authenticator = x
+		cfg.Authorizer = authorization.AuthorizerFunc(func(_ context.Context, a authorization.Attributes) (authorization.Decision, string, error) {
+			if a.User.Name == "admin" || a.User.Name == "patcher" && a.Verb == "patch" {
+				return authorization.DecisionAllow, "", nil
+			}
+			return authorization.DecisionDeny, "denied by test", nil
+		})
+	})
+	patcher := e.client(e.user("patcher"))
+	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: one\n"
+	r := e.do(patcher, "PATCH", cmPath+"/cm?fieldManager=p", body, "Content-Type", applyType)
+	r.expect(t, 403, metav1.StatusReasonForbidden)
+	if want := `configmaps "cm" is forbidden: User "patcher" cannot create resource "configmaps" in API group "" in the namespace "default": denied by test`; r.status(t).Message != want {
+		t.Fatalf("message %q, want %q", r.status(t).Message, want)
+	}
+	e.do(e.client(e.user("admin")), "PATCH", cmPath+"/cm?fieldManager=admin", body, "Content-Type", applyType).expect(t, 201, "")
+	// Once it exists, patch permission is enough.
+	e.do(patcher, "PATCH", cmPath+"/cm?fieldManager=p&force=true", strings.Replace(body, "one", "two", 1), "Content-Type", applyType).expect(t, 200, "")
+}
+
+func TestServerSideApplyTakesOverClientSideApply(t *testing.T) {
+	e := newTestEnv(t)
+	// What kubectl apply (client-side) writes: the object with its
+	// configuration in the last-applied annotation.
+	last := `{"apiVersion":"v1","data":{"a":"one","b":"one"},"kind":"ConfigMap","metadata":{"name":"cm","namespace":"default"}}`
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Annotations: map[string]string{fieldmanagerLastApplied: last}},
+		Data: map[string]string{"a": "one", "b": "one"}}
+	e.do("POST", cmPath+"?fieldManager=kubectl-client-side-apply", cm).expect(t, 201, "")
+	// Someone else changes b since.
+	e.do("PATCH", cmPath+"/cm?fieldManager=editor", `{"data":{"b":"edited"}}`, "Content-Type", "application/merge-patch+json").expect(t, 200, "")
+
+	// kubectl apply --server-side changing both: a still holds what the
+	// client-side apply set, so kubectl may take it; b was changed by
+	// the editor, a real conflict.
+	config := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: two\n  b: two\n"
+	r := e.apply(cmPath+"/cm", "kubectl", config)
+	r.expect(t, 409, metav1.StatusReasonConflict)
+	if st := r.status(t); !strings.Contains(st.Message, `conflict with "editor" using v1: .data.b`) || strings.Contains(st.Message, ".data.a") {
+		t.Fatalf("message %q", st.Message)
+	}
+	// Without b, the apply goes through and the annotation follows it.
+	r = e.apply(cmPath+"/cm", "kubectl", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: two\n")
+	r.expect(t, 200, "")
+	got := configMap(t, r)
+	if got.Data["a"] != "two" {
+		t.Fatalf("data %v", got.Data)
+	}
+	if ann := got.Annotations[fieldmanagerLastApplied]; !strings.Contains(ann, `"a":"two"`) {
+		t.Fatalf("last-applied %q", ann)
+	}
+	if o := owners(t, got.ObjectMeta); o["kubectl/Apply"] != `{"f:data":{"f:a":{}}}` || strings.Contains(o["kubectl-client-side-apply/Update"], `"f:a":{}`) {
+		t.Fatalf("owners %v", o)
+	}
+	// Any other manager still conflicts on a: the exception is kubectl's.
+	r = e.apply(cmPath+"/cm", "other", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: three\n")
+	r.expect(t, 409, metav1.StatusReasonConflict)
+}
+
+const fieldmanagerLastApplied = "kubectl.kubernetes.io/last-applied-configuration"

@@ -109,6 +109,12 @@ func (e *authEnv) do(c *http.Client, method, path string, body any, headers ...s
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Content-Type" {
+			req.Header.Set(headers[i], headers[i+1])
+			continue
+		}
+		// Added, so that a header may be given several times
+		// (Impersonate-Group).
 		req.Header.Add(headers[i], headers[i+1])
 	}
 	resp, err := c.Do(req)

@@ -35,6 +35,24 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
+// authorizeCreate checks, for an update or an apply about to create its
+// object, that the client may also create it.
+func (s *Server) authorizeCreate(q *request) error {
+	if s.authz == nil || q.http == nil {
+		return nil
+	}
+	attrs := requestAttributes(q.http, requestUser(q.http))
+	attrs.Verb = "create"
+	d, reason, err := s.authz.Authorize(q.http.Context(), attrs)
+	switch {
+	case d == authorization.DecisionAllow:
+		return nil
+	case err != nil:
+		return apierrors.NewInternalError(fmt.Errorf("authorizing the request: %w", err))
+	}
+	return forbidden(attrs, reason)
+}
+
 // forbidden is kube-apiserver's 403 for a denied request: who may not do
 // what to which resource or path, and the authorizer's reason after ": ".
 func forbidden(a authorization.Attributes, reason string) *apierrors.StatusError {

@@ -26,11 +26,15 @@ func benchEnv(b *testing.B) (*testEnv, *http.Client) {
 }
 
 func benchDo(b *testing.B, c *http.Client, method, url string, body []byte, want int) {
+	benchDoType(b, c, method, url, "application/json", body, want)
+}
+
+func benchDoType(b *testing.B, c *http.Client, method, url, contentType string, body []byte, want int) {
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		b.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	resp, err := c.Do(req)
 	if err != nil {
 		b.Fatal(err)

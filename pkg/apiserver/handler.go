@@ -22,6 +22,10 @@ type request struct {
 	// createMissing makes an update create the object when it does not
 	// exist, whatever the resource allows (a server-side apply does).
 	createMissing bool
+	// http is the client's request, when a write made through update or
+	// patch may create the object: creating needs the create permission
+	// too, as in kube-apiserver.
+	http *http.Request
 }
 
 // gr returns the group and resource the request concerns, for errors.

@@ -57,7 +57,9 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 		q.res.strategy.Default(obj)
 		compute = s.tracked(r, q, func(runtime.Object) (runtime.Object, error) { return obj.DeepCopyObject(), nil })
 	}
-	out, created, err := s.write(r.Context(), q, opts.dryRun, compute)
+	uq := *q
+	uq.http = r
+	out, created, err := s.write(r.Context(), &uq, opts.dryRun, compute)
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
@@ -198,6 +200,9 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 				return nil, apierrors.NewNotFound(res.gr(), q.name)
 			}
 			if err := createPreconditions(q, obj); err != nil {
+				return nil, err
+			}
+			if err := s.authorizeCreate(q); err != nil {
 				return nil, err
 			}
 			created = true
