@@ -55,4 +55,3 @@ func BenchmarkDeploymentWrites(b *testing.B) {
 		}
 	})
 }
-
