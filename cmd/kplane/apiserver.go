@@ -68,7 +68,9 @@ name. Keys are written 0600. --tls-cert-file with --tls-private-key-file and
 The kubeconfig (default <data-dir>/kubeconfig) trusts the CA and presents the
 admin certificate; <data-dir>/controller-manager.kubeconfig and
 <data-dir>/node.kubeconfig present the other two. --insecure-http serves
-plain HTTP instead, for throwaway local runs only.
+plain HTTP instead, where a request without credentials acts as an
+administrator (system:unsecured, group system:masters), for throwaway local
+runs only.
 
 Load: at most --max-requests-inflight non-mutating and
 --max-mutating-requests-inflight mutating requests are served at once (the

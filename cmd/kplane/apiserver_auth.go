@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -81,6 +82,18 @@ func (o *authOptions) apply(cfg *apiserver.Config, dataDir string, creds *pki, l
 		}
 		authns = append(authns, authentication.Bearer(tf))
 	}
+	if creds == nil {
+		// Plain HTTP has no client certificates: like kube-apiserver's
+		// old insecure port, a request without credentials is the
+		// unsecured administrator. --insecure-http already warns that
+		// anyone who can reach the address may do anything.
+		authns = append(authns, authentication.AuthenticatorFunc(func(r *http.Request) (*authentication.User, bool, error) {
+			if r.Header.Get("Authorization") != "" {
+				return nil, false, nil
+			}
+			return &authentication.User{Name: unsecuredUser, Groups: []string{authentication.SystemPrivilegedGroup, authentication.AllAuthenticated}}, true, nil
+		}))
+	}
 	if len(authns) > 0 {
 		cfg.Authenticator = authentication.Union(authns...)
 	}
@@ -88,13 +101,22 @@ func (o *authOptions) apply(cfg *apiserver.Config, dataDir string, creds *pki, l
 		cfg.Anonymous.Disabled = true
 	}
 	keyPath := o.saSigningKeyFile
-	if keyPath == "" {
-		keyPath = filepath.Join(dataDir, "pki", "sa.key")
-		if err := ensureSigningKey(keyPath); err != nil {
-			return err
+	var signer *authentication.TokenSigner
+	var err error
+	switch {
+	case keyPath == "" && creds == nil:
+		// A throwaway plain-HTTP server writes no keys: its tokens
+		// last as long as the process.
+		signer, err = authentication.GenerateTokenSigner()
+	default:
+		if keyPath == "" {
+			keyPath = filepath.Join(dataDir, "pki", "sa.key")
+			if err := ensureSigningKey(keyPath); err != nil {
+				return err
+			}
 		}
+		signer, err = authentication.LoadTokenSigner(keyPath)
 	}
-	signer, err := authentication.LoadTokenSigner(keyPath)
 	if err != nil {
 		return fmt.Errorf("--service-account-signing-key-file: %w", err)
 	}
@@ -112,6 +134,9 @@ func (o *authOptions) apply(cfg *apiserver.Config, dataDir string, creds *pki, l
 	cfg.ServiceAccountIssuer = ic
 	return nil
 }
+
+// unsecuredUser is who requests without credentials are over plain HTTP.
+const unsecuredUser = "system:unsecured"
 
 // ensureSigningKey writes a new ECDSA P-256 key (PKCS #8 PEM, 0600) to
 // path unless a file is there.

@@ -45,7 +45,7 @@ type servingOptions struct {
 
 func (o *servingOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.BoolVar(&o.insecureHTTP, "insecure-http", false, "serve plain HTTP instead of HTTPS: no transport security and no client certificates; only for throwaway local runs")
+	f.BoolVar(&o.insecureHTTP, "insecure-http", false, "serve plain HTTP instead of HTTPS (INSECURE): no transport security, no client certificates, and requests without credentials act as an administrator; only for throwaway local runs")
 	f.BoolVar(&o.tls, "tls", true, "serve HTTPS (the default)")
 	_ = f.MarkDeprecated("tls", "HTTPS is the default; use --insecure-http for plain HTTP")
 	f.StringVar(&o.certFile, "tls-cert-file", "", "PEM serving certificate (with intermediates) to use instead of one generated from the CA in <data-dir>/pki")
@@ -134,7 +134,7 @@ func (o *servingOptions) transport(dataDir, bindAddress string, port int, advert
 	}
 	if o.insecure() {
 		logger.Warn("serving plain HTTP: anyone who can reach " + net.JoinHostPort(bindAddress, strconv.Itoa(port)) +
-			" can read what is sent and sent credentials, and clients cannot know they reach this server; drop --insecure-http to serve HTTPS")
+			" can read what is sent and sent credentials, clients cannot know they reach this server, and a request without credentials is an administrator (system:unsecured in system:masters); drop --insecure-http to serve HTTPS")
 		return nil, nil, nil
 	}
 	p, err := loadOrCreatePKI(pkiConfig{

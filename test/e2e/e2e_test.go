@@ -314,7 +314,11 @@ func TestAPIServerTLS(t *testing.T) {
 	if !pool.AppendCertsFromPEM(caPEM) {
 		t.Fatal("bad CA PEM")
 	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+	admin, err := tls.LoadX509KeyPair(filepath.Join(dir, "pki", "admin.crt"), filepath.Join(dir, "pki", "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{admin}}, ForceAttemptHTTP2: true}
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr}).Get(s.url + "/api/v1/namespaces/default")
 	if err != nil {
@@ -329,6 +333,17 @@ func TestAPIServerTLS(t *testing.T) {
 	defer tr2.CloseIdleConnections()
 	if _, err := (&http.Client{Transport: tr2}).Get(s.url + "/healthz"); err == nil {
 		t.Fatal("a client without the CA connected")
+	}
+	// A client that trusts the server but has no credentials is refused.
+	tr3 := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	defer tr3.CloseIdleConnections()
+	resp, err = (&http.Client{Transport: tr3}).Get(s.url + "/api/v1/namespaces/default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a client without credentials: %d, want 401", resp.StatusCode)
 	}
 	if kubectl, err := exec.LookPath("kubectl"); err == nil {
 		out, err := exec.Command(kubectl, "--kubeconfig", s.kubeconfig, "get", "namespaces", "-o", "name").CombinedOutput()
