@@ -5,9 +5,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/kube-openapi/pkg/schemaconv"
 	"k8s.io/utils/ptr"
 )
@@ -179,4 +183,80 @@ func BenchmarkModelsToSchema(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestModelsMergeLikeServerSideApply merges objects with the type converter
+// built from Models, as the field manager does, and checks the outcomes
+// that depend on the comment markers.
+func TestModelsMergeLikeServerSideApply(t *testing.T) {
+	models, _, err := Models(builtinKinds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := managedfields.NewTypeConverter(models, false)
+	if err != nil {
+		t.Fatalf("NewTypeConverter: %v", err)
+	}
+	pod := func(ports ...corev1.ContainerPort) *corev1.Pod {
+		p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
+		p.Name = "p"
+		p.Spec.Containers = []corev1.Container{{Name: "app", Image: "nginx", Ports: ports}}
+		return p
+	}
+	deployment := func(labels map[string]string) *appsv1.Deployment {
+		d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}}
+		d.Name = "d"
+		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: labels}
+		return d
+	}
+	// length returns the number of entries of the list or map at path.
+	length := func(t *testing.T, a, b runtime.Object, path ...any) int {
+		t.Helper()
+		ta, err := tc.ObjectToTyped(a)
+		if err != nil {
+			t.Fatalf("ObjectToTyped: %v", err)
+		}
+		tb, err := tc.ObjectToTyped(b)
+		if err != nil {
+			t.Fatalf("ObjectToTyped: %v", err)
+		}
+		merged, err := ta.Merge(tb)
+		if err != nil {
+			t.Fatalf("Merge: %v", err)
+		}
+		v := merged.AsValue()
+		for _, step := range path {
+			switch s := step.(type) {
+			case string:
+				next, ok := v.AsMap().Get(s)
+				if !ok {
+					t.Fatalf("merged object has no %v", path)
+				}
+				v = next
+			case int:
+				v = v.AsList().At(s)
+			}
+		}
+		if v.IsList() {
+			return v.AsList().Length()
+		}
+		return v.AsMap().Length()
+	}
+	ports := []any{"spec", "containers", 0, "ports"}
+	for _, c := range []struct {
+		name string
+		a, b runtime.Object
+		path []any
+		want int
+	}{
+		{"a port without protocol is the TCP port", pod(corev1.ContainerPort{ContainerPort: 80}), pod(corev1.ContainerPort{ContainerPort: 80, Protocol: corev1.ProtocolTCP}), ports, 1},
+		{"the same port number over UDP is another entry", pod(corev1.ContainerPort{ContainerPort: 80, Protocol: corev1.ProtocolTCP}), pod(corev1.ContainerPort{ContainerPort: 80, Protocol: corev1.ProtocolUDP}), ports, 2},
+		{"an atomic label selector is replaced whole", deployment(map[string]string{"a": "1"}), deployment(map[string]string{"b": "2"}), []any{"spec", "selector", "matchLabels"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := length(t, c.a, c.b, c.path...); got != c.want {
+				t.Errorf("merged %v has %d entries, want %d", c.path, got, c.want)
+			}
+		})
+	}
 }
