@@ -252,3 +252,67 @@ func TestZeroDefault(t *testing.T) {
 		})
 	}
 }
+
+// Types for TestMarkerPrecedence.
+type (
+	markedNames  []string
+	markedLabels map[string]string
+	markedRef    struct {
+		Name string `json:"name"`
+	}
+	markedHolder struct {
+		Names  markedNames  `json:"names,omitempty"`
+		Own    markedNames  `json:"own,omitempty"`
+		Labels markedLabels `json:"labels,omitempty"`
+		Mode   string       `json:"mode,omitempty"`
+		Ref    markedRef    `json:"ref"`
+		PRef   *markedRef   `json:"pref,omitempty"`
+	}
+)
+
+// TestMarkerPrecedence checks how a field's markers combine with those of
+// its type: a named list or map type's list and map type apply to fields
+// without their own, any named type's default applies to fields without
+// one, and a struct type's +structType stays on its definition.
+func TestMarkerPrecedence(t *testing.T) {
+	name := func(v any) string { return definitionName(reflect.TypeOf(v)) }
+	holder := name(markedHolder{})
+	d := newDefinitions()
+	d.markers = markerTable{
+		name(markedNames{}):  {"": {listType: "set"}},
+		name(markedLabels{}): {"": {mapType: "atomic"}},
+		name(markedRef{}):    {"": {mapType: "atomic", defaultJSON: `{"name":"x"}`}},
+		holder: {
+			"own":  {listType: "atomic"},
+			"mode": {defaultJSON: `"Fast"`},
+			"pref": {mapType: "granular"},
+		},
+	}
+	if _, err := d.add(reflect.TypeFor[markedHolder]()); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]any{}
+	for field, p := range d.schemas[holder].Properties {
+		r := p.render(openAPI3)
+		delete(r, "type")
+		delete(r, "items")
+		delete(r, "additionalProperties")
+		delete(r, "allOf")
+		delete(r, "$ref")
+		got[field] = r
+	}
+	want := map[string]any{
+		"names":  map[string]any{"x-kubernetes-list-type": "set"},
+		"own":    map[string]any{"x-kubernetes-list-type": "atomic"},
+		"labels": map[string]any{"x-kubernetes-map-type": "atomic"},
+		"mode":   map[string]any{"default": "Fast"},
+		"ref":    map[string]any{"default": map[string]any{"name": "x"}},
+		"pref":   map[string]any{"x-kubernetes-map-type": "granular", "default": map[string]any{"name": "x"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("properties (-want +got):\n%s", diff)
+	}
+	if got := d.schemas[name(markedRef{})].Ext[extMapType]; got != "atomic" {
+		t.Errorf("markedRef definition map type = %v, want atomic", got)
+	}
+}

@@ -153,12 +153,12 @@ func TestRenderIsDeterministicAndFormatted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := Render(table, "openapi", "kubeMarkers", "marker", []string{"Code generated; DO NOT EDIT."})
+	first, err := Render(table, "openapi", "kubeMarkers", "markerTable", []string{"Code generated; DO NOT EDIT."})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
-		again, err := Render(table, "openapi", "kubeMarkers", "marker", []string{"Code generated; DO NOT EDIT."})
+		again, err := Render(table, "openapi", "kubeMarkers", "markerTable", []string{"Code generated; DO NOT EDIT."})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestRenderIsDeterministicAndFormatted(t *testing.T) {
 	}
 	for _, want := range []string{
 		"// Code generated; DO NOT EDIT.\n\npackage openapi\n",
-		"var kubeMarkers = map[string]map[string]marker{\n",
+		"var kubeMarkers = markerTable{\n",
 		`"ports":    {listType: "map", listMapKeys: []string{"containerPort", "protocol"}},`,
 		"\"policy\":   {defaultJSON: `{\"single\":{}}`},",
 		`"": {mapType: "atomic"},`,
