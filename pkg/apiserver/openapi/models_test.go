@@ -57,6 +57,9 @@ func TestModelsToStructuredMergeDiff(t *testing.T) {
 	if got := names[corev1.SchemeGroupVersion.WithKind("Pod")]; got != "io.k8s.api.core.v1.Pod" {
 		t.Errorf("Pod definition = %q", got)
 	}
+	if got := names[scaleGVK]; got != "io.k8s.api.autoscaling.v1.Scale" {
+		t.Errorf("Scale definition = %q (deployments have a scale subresource)", got)
+	}
 	if got := names[cronTabKind().GVK]; got != "com.example.stable.v1.CronTab" {
 		t.Errorf("CronTab definition = %q", got)
 	}
