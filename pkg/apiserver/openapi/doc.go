@@ -46,8 +46,9 @@
 //     gives it: {} for a struct value (not a pointer) and the zero value
 //     for a scalar written even when empty (no omitempty); pointers, lists,
 //     maps and types that decode themselves (Time, Quantity, IntOrString)
-//     get none. Both dialects carry defaults; a defaulted reference is
-//     wrapped in allOf in OpenAPI 3;
+//     get none. Defaults are published in OpenAPI 3 only: kube-apiserver
+//     prunes them from its Swagger 2.0 document. A defaulted reference is
+//     wrapped in allOf;
 //   - object and list definitions carry x-kubernetes-group-version-kind,
 //     and every operation carries x-kubernetes-action and the kind it acts
 //     on, which kubectl uses to find a kind's schema and to learn that the
