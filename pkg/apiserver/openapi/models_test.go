@@ -168,6 +168,14 @@ type chanObject struct {
 // them to a structured-merge-diff schema.
 func BenchmarkModelsToSchema(b *testing.B) {
 	kinds := builtinKinds()
+	b.Run("Models of Pod", func(b *testing.B) {
+		pod := servedKinds()[1]
+		for b.Loop() {
+			if _, _, err := Models([]Kind{pod}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("Models", func(b *testing.B) {
 		for b.Loop() {
 			if _, _, err := Models(kinds); err != nil {
