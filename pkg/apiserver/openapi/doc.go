@@ -40,8 +40,11 @@
 //     the property, or, for a type declared +structType=atomic such as
 //     LabelSelector, on its definition), and +default the "default"
 //     keyword, a ref(Constant) default taking the constant's value. These
-//     are what server-side apply merges by. A merged list of scalars with
-//     no +listType is marked x-kubernetes-list-type "set";
+//     are what server-side apply merges by; a +k8s: tag of declarative
+//     validation is not an OpenAPI marker and is ignored, as Kubernetes'
+//     generator ignores it. A merged list of scalars with no +listType is
+//     marked x-kubernetes-list-type "set" (kplane's reading of the patch
+//     strategy, which k8s.io/api has made explicit nearly everywhere);
 //   - a field without +default gets the default Kubernetes' generator
 //     gives it: {} for a struct value (not a pointer) and the zero value
 //     for a scalar written even when empty (no omitempty); pointers, lists,
