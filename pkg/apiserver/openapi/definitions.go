@@ -32,6 +32,9 @@ type definitions struct {
 	// types maps a definition name back to its type, to detect two Go
 	// types claiming the same name.
 	types map[string]reflect.Type
+	// markers are the comment markers of the types, kubeMarkers unless a
+	// test says otherwise.
+	markers markerTable
 }
 
 func newDefinitions() *definitions {
@@ -39,6 +42,7 @@ func newDefinitions() *definitions {
 		schemas: make(map[string]*jsonSchema),
 		names:   make(map[reflect.Type]string),
 		types:   make(map[string]reflect.Type),
+		markers: kubeMarkers,
 	}
 }
 
@@ -135,7 +139,7 @@ func (d *definitions) add(t reflect.Type) (string, error) {
 		return name, nil
 	}
 	// +structType=atomic on the type: the object is replaced as a whole.
-	if m := kubeMarkers[name][""]; m.mapType != "" {
+	if m := d.markers[name][""]; m.mapType != "" {
 		s.setExt(extMapType, m.mapType)
 	}
 	s.Properties = make(map[string]*jsonSchema)
@@ -194,7 +198,7 @@ func (d *definitions) addFields(t reflect.Type, s *jsonSchema, docs map[string]s
 			return fmt.Errorf("field %s: %w", f.Name, err)
 		}
 		p.Description = docs[name]
-		m := fieldMarker(def, name, f)
+		m := d.markers.fieldMarker(def, name, f)
 		if err := m.apply(p); err != nil {
 			return fmt.Errorf("field %s: %w", f.Name, err)
 		}

@@ -30,15 +30,37 @@
 //     kubectl explain and strategic merge patch read them there;
 //   - patchStrategy and patchMergeKey struct tags become
 //     x-kubernetes-patch-strategy and x-kubernetes-patch-merge-key, which
-//     strategic merge patch reads; a merged list of scalars is marked
-//     x-kubernetes-list-type "set". Kubernetes' map list types
-//     (x-kubernetes-list-map-keys) come from comments and are not emitted;
+//     strategic merge patch reads;
+//   - Kubernetes' comment markers, invisible at run time, are applied from
+//     a table generated from the sources of k8s.io/api, apimachinery and
+//     the CRD types (internal/markergen, run by go generate; a test fails
+//     when the table is stale): +listType and +listMapKey become
+//     x-kubernetes-list-type and x-kubernetes-list-map-keys (keys in the
+//     order written), +mapType and +structType x-kubernetes-map-type (on
+//     the property, or, for a type declared +structType=atomic such as
+//     LabelSelector, on its definition), and +default the "default"
+//     keyword, a ref(Constant) default taking the constant's value. These
+//     are what server-side apply merges by; a +k8s: tag of declarative
+//     validation is not an OpenAPI marker and is ignored, as Kubernetes'
+//     generator ignores it. A merged list of scalars with no +listType is
+//     marked x-kubernetes-list-type "set" (kplane's reading of the patch
+//     strategy, which k8s.io/api has made explicit nearly everywhere);
+//   - a field without +default gets the default Kubernetes' generator
+//     gives it: {} for a struct value (not a pointer) and the zero value
+//     for a scalar written even when empty (no omitempty); pointers, lists,
+//     maps and types that decode themselves (Time, Quantity, IntOrString)
+//     get none. Defaults are published in OpenAPI 3 only: kube-apiserver
+//     prunes them from its Swagger 2.0 document. A defaulted reference is
+//     wrapped in allOf;
 //   - object and list definitions carry x-kubernetes-group-version-kind,
 //     and every operation carries x-kubernetes-action and the kind it acts
 //     on, which kubectl uses to find a kind's schema and to learn that the
 //     server supports the fieldValidation parameter.
 //
-// Default values ("default" keywords) and enums are not emitted.
+// Enums are not emitted.
+//
+// Models gives the same OpenAPI 3 schemas as values, for the
+// structured-merge-diff schema of the field manager.
 //
 // Serving follows kube-apiserver's OpenAPI handlers: the v2 document is
 // JSON or protobuf by the Accept header, and kubectl only ever asks for

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/kube-openapi/pkg/schemaconv"
 
 	"github.com/kplane/kplane/pkg/apiserver/openapi"
 )
@@ -40,4 +41,32 @@ func Example() {
 	// Output:
 	// 200 application/json
 	// 200 application/com.github.proto-openapi.spec.v2.v1.0+protobuf
+}
+
+// Build the structured-merge-diff schema server-side apply merges Pods by,
+// and read how it identifies a container's ports.
+func ExampleModels() {
+	models, names, err := openapi.Models([]openapi.Kind{{
+		GVK:        corev1.SchemeGroupVersion.WithKind("Pod"),
+		Resource:   "pods",
+		Namespaced: true,
+		Object:     &corev1.Pod{},
+		List:       &corev1.PodList{},
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := schemaconv.ToSchemaFromOpenAPI(models, false)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(names[corev1.SchemeGroupVersion.WithKind("Pod")])
+	container, _ := s.FindNamedType("io.k8s.api.core.v1.Container")
+	ports, _ := container.Map.FindField("ports")
+	fmt.Println(ports.Type.Inlined.List.ElementRelationship, ports.Type.Inlined.List.Keys)
+	// Output:
+	// io.k8s.api.core.v1.Pod
+	// associative [containerPort protocol]
 }

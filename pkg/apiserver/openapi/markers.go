@@ -31,16 +31,20 @@ type marker struct {
 	defaultJSON string
 }
 
+// markerTable holds markers by definition name, then JSON field name ("" for
+// the type's own).
+type markerTable map[string]map[string]marker
+
 // typeMarker returns the markers declared on the named type t (behind any
 // pointers), and whether there are any.
-func typeMarker(t reflect.Type) (marker, bool) {
+func (mt markerTable) typeMarker(t reflect.Type) (marker, bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Name() == "" || t.PkgPath() == "" {
 		return marker{}, false
 	}
-	m, ok := kubeMarkers[definitionName(t)][""]
+	m, ok := mt[definitionName(t)][""]
 	return m, ok
 }
 
@@ -48,9 +52,9 @@ func typeMarker(t reflect.Type) (marker, bool) {
 // struct whose definition is def: the field's own, completed, as
 // Kubernetes' generator does, by those of the field's named type (a list
 // or map type's +listType, +listMapKey and +mapType, any type's +default).
-func fieldMarker(def, name string, f reflect.StructField) marker {
-	m := kubeMarkers[def][name]
-	tm, ok := typeMarker(f.Type)
+func (mt markerTable) fieldMarker(def, name string, f reflect.StructField) marker {
+	m := mt[def][name]
+	tm, ok := mt.typeMarker(f.Type)
 	if !ok {
 		return m
 	}

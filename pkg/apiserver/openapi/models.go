@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -17,8 +18,11 @@ import (
 // reflection for built-in kinds (with Kubernetes' list, map and struct
 // types and defaults, see the package documentation) and from Kind.Schema
 // for custom ones, referring to each other as "#/components/schemas/<name>".
-// The map holds every definition the kinds reach, their lists' included.
-// The caller owns the returned values. It returns an error for an invalid
+// The map holds every definition the kinds reach, their lists' included,
+// and autoscaling/v1 Scale when a kind has a scale subresource (named in
+// the second map too, like the kinds).
+// Models is safe for concurrent use; each call builds afresh and the
+// caller owns the returned values. It returns an error for an invalid
 // Kind, two kinds sharing a group, version and kind, or a type with no
 // JSON schema.
 func Models(kinds []Kind) (map[string]*spec.Schema, map[schema.GroupVersionKind]string, error) {
@@ -36,6 +40,16 @@ func Models(kinds []Kind) (map[string]*spec.Schema, map[schema.GroupVersionKind]
 			return nil, nil, fmt.Errorf("openapi: kind %s: %w", k.GVK, err)
 		}
 		names[k.GVK] = objDef
+	}
+	if slices.ContainsFunc(kinds, func(k Kind) bool { return slices.Contains(k.Subresources, "scale") }) {
+		scaleDef, err := defs.add(scaleType)
+		if err != nil {
+			return nil, nil, fmt.Errorf("openapi: %w", err)
+		}
+		defs.addGVK(scaleDef, scaleGVK)
+		if _, ok := names[scaleGVK]; !ok {
+			names[scaleGVK] = scaleDef
+		}
 	}
 	rendered := make(map[string]any, len(defs.schemas))
 	for name, s := range defs.schemas {

@@ -25,7 +25,7 @@ type jsonSchema struct {
 	// is rendered there.
 	OneOfTypes []string
 	// Default is the JSON value of the "default" keyword, rendered in
-	// both dialects; nil means none.
+	// OpenAPI 3 only, as kube-apiserver publishes it; nil means none.
 	Default any
 	// Ext holds vendor extensions ("x-kubernetes-...") rendered verbatim.
 	Ext map[string]any
@@ -102,7 +102,9 @@ func (s *jsonSchema) render(d dialect) map[string]any {
 	if len(s.Required) > 0 {
 		out["required"] = s.Required
 	}
-	if s.Default != nil {
+	if s.Default != nil && d == openAPI3 {
+		// kube-apiserver prunes every default from its Swagger 2.0
+		// document and publishes them in OpenAPI 3 only.
 		out["default"] = s.Default
 	}
 	for k, v := range s.Ext {

@@ -7,7 +7,7 @@
 
 package openapi
 
-var kubeMarkers = map[string]map[string]marker{
+var kubeMarkers = markerTable{
 	"io.k8s.api.admission.v1.AdmissionResponse": {
 		"warnings": {listType: "atomic"},
 	},

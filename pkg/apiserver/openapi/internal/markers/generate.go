@@ -21,7 +21,7 @@ func Generate(ctx context.Context, dir string) ([]byte, error) {
 	for _, v := range src.Versions {
 		header = append(header, "\t"+v)
 	}
-	out, err := Render(t, "openapi", "kubeMarkers", "marker", header)
+	out, err := Render(t, "openapi", "kubeMarkers", "markerTable", header)
 	if err != nil {
 		return nil, fmt.Errorf("render markers: %w", err)
 	}

@@ -11,18 +11,18 @@ import (
 )
 
 // Render returns the Go source of t as the openapi package declares it:
-// a variable named varName of type map[string]map[string]typeName, whose
-// element type has the fields listType, listMapKeys, mapType and
+// a variable named varName of type tableType, a map[string]map[string]
+// of a struct type with the fields listType, listMapKeys, mapType and
 // defaultJSON. The source is gofmt'ed; definitions and fields are sorted,
 // so equal tables render to equal bytes. header is written as the file's
 // leading comment, one line per element.
-func Render(t Table, pkg, varName, typeName string, header []string) ([]byte, error) {
+func Render(t Table, pkg, varName, tableType string, header []string) ([]byte, error) {
 	var b bytes.Buffer
 	for _, h := range header {
 		fmt.Fprintf(&b, "// %s\n", h)
 	}
 	fmt.Fprintf(&b, "\npackage %s\n\n", pkg)
-	fmt.Fprintf(&b, "var %s = map[string]map[string]%s{\n", varName, typeName)
+	fmt.Fprintf(&b, "var %s = %s{\n", varName, tableType)
 	for _, def := range slices.Sorted(maps.Keys(t)) {
 		fmt.Fprintf(&b, "%s: {\n", strconv.Quote(def))
 		fields := t[def]
