@@ -20,12 +20,17 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+start=$SECONDS
+elapsed() { echo "   ($((SECONDS - start))s so far)"; }
 for m in "${modules[@]}"; do
 	echo "== module $m: go vet"
 	(cd "$m" && go vet ./...)
+	elapsed
 	echo "== module $m: staticcheck"
 	(cd "$m" && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...)
+	elapsed
 	echo "== module $m: go test -race"
 	(cd "$m" && go test -race -timeout 20m "${short[@]}" ./...)
+	elapsed
 done
-echo "== all checks passed"
+echo "== all checks passed in $((SECONDS - start))s"
