@@ -421,3 +421,34 @@ func TestServerSideApplyTakesOverClientSideApply(t *testing.T) {
 }
 
 const fieldmanagerLastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+func TestApplyThroughScaleAndWarnings(t *testing.T) {
+	e := newTestEnv(t)
+	e.mustCreate(deployPath("default", ""), testDeployment("d", 1), nil)
+	// A Scale applied through the scale subresource sets the replicas
+	// and is owned as an apply with subresource scale.
+	// The creator owns the replicas: the scaler has to force.
+	r := e.apply(deployPath("default", "d")+"/scale", "hpa", "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: d\nspec:\n  replicas: 4\n", "force=true")
+	r.expect(t, 200, "")
+	var sc map[string]any
+	r.decode(t, &sc)
+	if sc["kind"] != "Scale" {
+		t.Fatalf("answer %v", sc)
+	}
+	var d appsv1.Deployment
+	e.do("GET", deployPath("default", "d"), nil).decode(t, &d)
+	if *d.Spec.Replicas != 4 {
+		t.Fatalf("replicas %d", *d.Spec.Replicas)
+	}
+	if got := owners(t, d.ObjectMeta); got["hpa/Apply/scale"] != `{"f:spec":{"f:replicas":{}}}` {
+		t.Fatalf("owners %v", got)
+	}
+	// A Deployment is not a Scale.
+	e.apply(deployPath("default", "d")+"/scale", "hpa", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n").expect(t, 400, metav1.StatusReasonBadRequest)
+	// Under Warn (the default), a duplicate field is a warning.
+	r = e.apply(cmPath+"/cm", "alice", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: one\n  a: two\n")
+	r.expect(t, 201, "")
+	if w := r.header.Get("Warning"); !strings.Contains(w, `key \"a\" already set in map`) {
+		t.Fatalf("warning %q", w)
+	}
+}
