@@ -9,6 +9,7 @@ import (
 	"k8s.io/kube-openapi/pkg/schemaconv"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // TypeConverter turns objects into structured-merge-diff values of their
@@ -16,7 +17,9 @@ import (
 type TypeConverter interface {
 	// ToTyped parses obj by the type its apiVersion and kind name. Options
 	// relax validation (typed.AllowDuplicates for stored objects, which
-	// may hold duplicate list keys written before they were checked).
+	// may hold duplicate list keys written before they were checked); a
+	// Go object of a built-in kind is not validated, its type being its
+	// schema.
 	ToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error)
 	// FromTyped returns the object v holds, of kind gvk: a new object from
 	// the converter's New function when it knows the kind, else an
@@ -63,11 +66,18 @@ func (c *schemaConverter) ToTyped(obj runtime.Object, opts ...typed.ValidationOp
 	if !ok {
 		return nil, &missingVersionError{gvk: gvk}
 	}
-	u, err := toUnstructured(obj)
-	if err != nil {
-		return nil, err
+	if u, ok := obj.(runtime.Unstructured); ok {
+		return t.FromUnstructured(u.UnstructuredContent(), opts...)
 	}
-	return t.FromUnstructured(u, opts...)
+	// A Go object is read in place, by reflection, without building the
+	// maps of its JSON form; and since its schema was derived from its Go
+	// type it cannot fail validation but for duplicate list keys, which
+	// stored objects are allowed: validating would only cost time.
+	v, err := value.NewValueReflect(obj)
+	if err != nil {
+		return nil, fmt.Errorf("fieldmanager: read the %s: %w", gvk.Kind, err)
+	}
+	return typed.AsTypedUnvalidated(v, t.Schema, t.TypeRef), nil
 }
 
 func (c *schemaConverter) FromTyped(v *typed.TypedValue, gvk schema.GroupVersionKind) (runtime.Object, error) {
