@@ -33,7 +33,7 @@ func managers(m metav1.ObjectMeta) map[string]string {
 		if e.Subresource != "" {
 			key += "/" + e.Subresource
 		}
-		out[key] = string(e.FieldsV1.Raw)
+		out[key] = e.FieldsV1.GetRawString()
 	}
 	return out
 }
