@@ -13,6 +13,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/spf13/cobra"
@@ -120,18 +122,40 @@ func newScaleCommand() *cobra.Command {
 
 func newApplyCommand() *cobra.Command {
 	o := &cliOptions{}
-	var file string
+	var file, fieldManager, dryRun string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
-		Short: "Create or update objects from a manifest",
-		Long: `Create the objects of a YAML or JSON manifest (several documents allowed; "-"
-reads stdin), or update those that exist with a strategic merge patch of the
-manifest. Unlike kubectl's apply, fields removed from the manifest are kept on
-the object.`,
-		Args: cobra.NoArgs,
+		Short: "Create or update objects from a manifest by server-side apply",
+		Long: `Apply the objects of a YAML or JSON manifest (several documents allowed; "-"
+reads stdin) by server-side apply, as kubectl apply --server-side does: the
+server creates each object that does not exist, merges the manifest into those
+that do, and records the manifest's fields as owned by the field manager
+("kplane", or --field-manager). A field the manager applied before and the
+manifest no longer has is removed from the object, unless another manager
+owns it too.
+
+Changing a field that another manager owns is a conflict: the apply fails and
+names the fields and their managers. --force-conflicts takes them over.
+--dry-run=server has the server do everything but store the result.`,
+		Example: "  kplane apply -f app.yaml\n  kplane apply -f - --field-manager=ci --force-conflicts < app.yaml",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return errors.New("-f is required")
+			}
+			if fieldManager == "" {
+				return errors.New("--field-manager may not be empty")
+			}
+			opts := client.ApplyOptions{FieldManager: fieldManager, Force: force}
+			switch dryRun {
+			case "none":
+			case "server":
+				opts.DryRun = true
+			case "client":
+				return errors.New("--dry-run=client is not supported by server-side apply: use --dry-run=server")
+			default:
+				return fmt.Errorf("--dry-run must be none or server, not %q", dryRun)
 			}
 			var data []byte
 			var err error
@@ -147,6 +171,7 @@ the object.`,
 			if err != nil {
 				return err
 			}
+			dyn := client.NewDynamic(c)
 			dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 			for i := 1; ; i++ {
 				var obj map[string]any
@@ -158,18 +183,38 @@ the object.`,
 				if len(obj) == 0 {
 					continue
 				}
-				if err := applyObject(cmd, c, rs, ns, obj); err != nil {
+				if err := applyObject(cmd, dyn, rs, ns, obj, opts); err != nil {
 					return fmt.Errorf("%s: document %d: %w", file, i, err)
 				}
 			}
 		},
 	}
 	o.addFlags(cmd, false)
-	cmd.Flags().StringVarP(&file, "filename", "f", "", "manifest file, or - for stdin")
+	f := cmd.Flags()
+	f.StringVarP(&file, "filename", "f", "", "manifest file, or - for stdin")
+	f.StringVar(&fieldManager, "field-manager", "kplane", "the name of the manager that owns the applied fields")
+	f.BoolVar(&force, "force-conflicts", false, "take over the fields that other managers own instead of failing")
+	f.StringVar(&dryRun, "dry-run", "none", `"server" sends the apply without storing its result; "none" applies`)
 	return cmd
 }
 
-func applyObject(cmd *cobra.Command, c *client.Client, rs *resources, defaultNS string, obj map[string]any) error {
+// conflictHelp follows a conflict, in the words of kubectl apply
+// --server-side, so that what to do next reads the same.
+const conflictHelp = `Please review the fields above--they currently have other managers. Here
+are the ways you can resolve this warning:
+* If you intend to manage all of these fields, please re-run the apply
+  command with the ` + "`--force-conflicts`" + ` flag.
+* If you do not intend to manage all of the fields, please edit your
+  manifest to remove references to the fields that should keep their
+  current managers.
+* You may co-own fields by updating your manifest to match the existing
+  value; in this case, you'll become the manager if the other manager(s)
+  stop managing the field (remove it from their configuration).
+See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts`
+
+// applyObject server-side applies obj and prints what kubectl apply
+// --server-side prints: "<kind>/<name> serverside-applied".
+func applyObject(cmd *cobra.Command, dyn *client.DynamicClient, rs *resources, defaultNS string, obj map[string]any, opts client.ApplyOptions) error {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if apiVersion == "" || kind == "" {
@@ -179,39 +224,33 @@ func applyObject(cmd *cobra.Command, c *client.Client, rs *resources, defaultNS 
 	if err != nil {
 		return err
 	}
-	meta, _ := obj["metadata"].(map[string]any)
-	name, _ := meta["name"].(string)
+	u := &unstructured.Unstructured{Object: obj}
+	name := u.GetName()
 	if name == "" {
 		return errors.New("metadata.name is required")
 	}
 	ns := ""
 	if r.namespaced {
-		ns, _ = meta["namespace"].(string)
+		ns = u.GetNamespace()
 		if ns == "" {
 			ns = defaultNS
 		}
+	} else if u.GetNamespace() != "" {
+		// The server ignores the namespace of a cluster-scoped object.
+		u = u.DeepCopy()
+		unstructured.RemoveNestedField(u.Object, "metadata", "namespace")
 	}
-	body, err := json.Marshal(obj)
-	if err != nil {
+	gvr := schema.GroupVersionResource{Group: r.group, Version: r.version, Resource: r.resource}
+	if _, err := dyn.Resource(gvr).Namespace(ns).Apply(cmd.Context(), u, opts); err != nil {
+		if apierrors.IsConflict(err) && !opts.Force {
+			return fmt.Errorf("%w\n%s", err, conflictHelp)
+		}
 		return err
 	}
-	ctx := cmd.Context()
-	objPath := r.path(ns) + "/" + url.PathEscape(name)
-	_, err = c.Do(ctx, client.Request{Path: objPath})
-	switch {
-	case apierrors.IsNotFound(err):
-		if _, err := c.Do(ctx, client.Request{Method: http.MethodPost, Path: r.path(ns), Query: url.Values{"fieldManager": {"kplane"}}, Body: body}); err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s created\n", qualifiedName(r, name))
-	case err != nil:
-		return err
-	default:
-		if _, err := c.Do(ctx, client.Request{Method: http.MethodPatch, Path: objPath, Query: url.Values{"fieldManager": {"kplane"}},
-			Header: http.Header{"Content-Type": {"application/strategic-merge-patch+json"}}, Body: body}); err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s configured\n", qualifiedName(r, name))
+	suffix := ""
+	if opts.DryRun {
+		suffix = " (server dry run)"
 	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s serverside-applied%s\n", qualifiedName(r, name), suffix)
 	return nil
 }

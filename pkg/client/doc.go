@@ -11,6 +11,18 @@
 // type. It speaks the API's JSON wire protocol exactly as client-go does:
 // the same paths, query parameters, content types and request bodies.
 //
+// Server-side apply: ResourceClient.Apply and ApplyStatus (and the same
+// methods of DynamicResourceClient) send a configuration, the fields one
+// field manager (ApplyOptions.FieldManager, required) has an opinion on,
+// as a PATCH of type application/apply-patch+yaml. The server merges it
+// into the object, creating it when missing, records the manager's fields
+// in metadata.managedFields, removes the fields the manager applied before
+// and no longer does, and refuses with 409 Conflict a change to a field
+// another manager owns unless ApplyOptions.Force. The configuration is an
+// *unstructured.Unstructured, a map, or an apply configuration struct
+// (such as client-go's); a typed object (*appsv1.Deployment) is a poor
+// one, as it carries unset fields that the apply would claim (see Apply).
+//
 // For resources without Go types, such as custom resources:
 //   - DynamicClient (NewDynamic) reads and writes *unstructured.Unstructured
 //     objects of any group, version and resource, with the verbs, options,
@@ -37,6 +49,8 @@
 //     so apierrors.IsNotFound, IsConflict, IsInvalid, IsGone and the other
 //     predicates work on the returned error; a response that is not a
 //     metav1.Status becomes a StatusError derived from the HTTP status code.
+//     An apply's conflict is a Conflict StatusError whose Details.Causes
+//     name each contested field and its manager.
 //   - ResourceClient satisfies cache.ListerWatcher (so do the ListerWatcher
 //     adapters of the dynamic and metadata clients). A Watch delivers the
 //     server's events in order; ERROR events carry the server's *metav1.Status.

@@ -95,3 +95,46 @@ contexts:
 	// dev https://127.0.0.1:6443 team-a
 	// true <nil>
 }
+
+// ExampleResourceClient_Apply creates and changes a ConfigMap by
+// server-side apply, and shows the conflict a second manager meets.
+func ExampleResourceClient_Apply() {
+	ctx := context.Background()
+	backend, _ := memory.New(memory.Config{})
+	defer backend.Close()
+	srv, _ := apiserver.New(apiserver.Config{Backend: backend})
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer hs.CloseClientConnections()
+	c, err := client.New(client.Config{Host: hs.URL})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.CloseIdleConnections()
+	cms := client.NewResource(c, client.ConfigMaps).Namespace("default")
+
+	// The configuration holds only the fields its manager cares about.
+	config := map[string]any{
+		"metadata": map[string]any{"name": "settings"},
+		"data":     map[string]any{"mode": "fast"},
+	}
+	cm, err := cms.Apply(ctx, config, client.ApplyOptions{FieldManager: "deployer"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cm.Name, cm.Data["mode"], cm.ManagedFields[0].Manager)
+
+	// Another manager setting the same field to another value conflicts,
+	// unless it forces.
+	config["data"] = map[string]any{"mode": "slow"}
+	_, err = cms.Apply(ctx, config, client.ApplyOptions{FieldManager: "operator"})
+	fmt.Println(apierrors.IsConflict(err), err)
+	cm, err = cms.Apply(ctx, config, client.ApplyOptions{FieldManager: "operator", Force: true})
+	fmt.Println(cm.Data["mode"], err)
+	// Output:
+	// settings fast deployer
+	// true Apply failed with 1 conflict: conflict with "deployer": .data.mode
+	// slow <nil>
+}

@@ -54,7 +54,7 @@ func TestCLIDeploymentLifecycle(t *testing.T) {
 	}
 
 	write("app:v1")
-	if got := p.mustCLI(t, "apply", "-f", manifest); got != "deployment.apps/api created\nconfigmap/api-conf created" {
+	if got := p.mustCLI(t, "apply", "-f", manifest); got != "deployment.apps/api serverside-applied\nconfigmap/api-conf serverside-applied" {
 		t.Fatalf("apply:\n%s", got)
 	}
 	if got := p.mustCLI(t, "rollout", "status", "deployment/api", "--timeout=30s"); !strings.HasSuffix(got, `deployment "api" successfully rolled out`) {
@@ -74,7 +74,7 @@ func TestCLIDeploymentLifecycle(t *testing.T) {
 	}
 
 	write("app:v2")
-	if got := p.mustCLI(t, "apply", "-f", manifest); got != "deployment.apps/api configured\nconfigmap/api-conf configured" {
+	if got := p.mustCLI(t, "apply", "-f", manifest); got != "deployment.apps/api serverside-applied\nconfigmap/api-conf serverside-applied" {
 		t.Fatalf("re-apply:\n%s", got)
 	}
 	p.mustCLI(t, "rollout", "status", "deploy/api", "--timeout=30s")
