@@ -157,7 +157,10 @@ func TestKubectlSession(t *testing.T) {
 		{args: []string{"diff", "-f", "-"}, stdin: strings.Replace(multiDoc, "slow", "fast", 1), fail: true, want: []string{"-  mode: slow", "+  mode: fast"}},
 		{args: []string{"apply", "--dry-run=server", "-f", "-"}, stdin: strings.Replace(multiDoc, "slow", "fast", 1), want: []string{"configmap/conf configured (server dry run)"}},
 		{args: []string{"get", "cm", "conf", "-n", "demo", "-o", "jsonpath={.data.mode}"}, exact: "slow"},
-		{args: []string{"apply", "--server-side", "-f", "-"}, stdin: multiDoc, fail: true, want: []string{"Server-side apply not available on the server", "server-side apply is not supported"}},
+		// The same manifest applied server-side takes over from the
+		// client-side apply without conflicts.
+		{args: []string{"apply", "--server-side", "-f", "-"}, stdin: multiDoc, exact: "configmap/conf serverside-applied\ndeployment.apps/api serverside-applied"},
+		{args: []string{"get", "cm", "conf", "-n", "demo", "-o", "jsonpath={.metadata.managedFields[*].manager}"}, want: []string{"kubectl"}},
 		{args: []string{"edit", "deploy", "api", "-n", "demo"}, env: []string{"KUBE_EDITOR=" + editor}, exact: "deployment.apps/api edited"},
 		{args: []string{"get", "deploy", "api", "-n", "demo", "-o", "jsonpath={.spec.replicas}/{.metadata.generation}"}, exact: "4/2"},
 		{args: []string{"patch", "deploy", "api", "-n", "demo", "--type", "merge", "-p", `{"spec":{"replicas":2}}`}, exact: "deployment.apps/api patched"},
