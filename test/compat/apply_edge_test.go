@@ -158,7 +158,7 @@ func TestApplyEdgesWithClientGo(t *testing.T) {
 				}
 			}
 		}},
-		{"managedFields set to one empty entry are cleared", func(t *testing.T, _ *kubernetes.Clientset) {
+		{"managedFields set to one empty entry are cleared, and later updates are untracked until an apply", func(t *testing.T, _ *kubernetes.Clientset) {
 			cur, err := cms.Apply(ctx, corev1ac.ConfigMap("clear", "default").WithLabels(map[string]string{"l": "v"}).WithData(map[string]string{"k": "v"}),
 				metav1.ApplyOptions{FieldManager: "alice"})
 			if err != nil {
@@ -171,6 +171,27 @@ func TestApplyEdgesWithClientGo(t *testing.T) {
 			}
 			if len(got.ManagedFields) != 0 {
 				t.Errorf("managedFields after clearing = %s, want none", managersOf(got))
+			}
+			// With nothing tracked, updates stay untracked until an apply.
+			got, err = cms.Patch(ctx, "clear", types.MergePatchType, []byte(`{"data":{"k2":"v"}}`), metav1.PatchOptions{FieldManager: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.ManagedFields) != 0 {
+				t.Errorf("managedFields after an update of an untracked object = %s, want none", managersOf(got))
+			}
+			got, err = cms.Apply(ctx, corev1ac.ConfigMap("clear", "default").WithData(map[string]string{"k3": "v"}), metav1.ApplyOptions{FieldManager: "bob"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFieldSet(t, managedEntry(t, got, "bob", metav1.ManagedFieldsOperationApply, ""), `{"f:data":{"f:k3":{}}}`)
+			// A JSON patch of managedFields to one empty entry clears them too.
+			got, err = cms.Patch(ctx, "clear", types.JSONPatchType, []byte(`[{"op":"replace","path":"/metadata/managedFields","value":[{}]}]`), metav1.PatchOptions{})
+			if err != nil {
+				t.Fatalf("JSON patch clearing managedFields: %v", err)
+			}
+			if len(got.ManagedFields) != 0 {
+				t.Errorf("managedFields after the clearing JSON patch = %s, want none", managersOf(got))
 			}
 		}},
 	}
