@@ -313,6 +313,29 @@ spec:
 	if got := kubectl("get", "configmap", "conf", "-n", "ssa", "-o", "jsonpath={.data.mode}"); got != "slow" {
 		t.Errorf("mode after a dry run = %q, want slow", got)
 	}
+
+	// kubectl diff --server-side (a dry-run apply): nothing for the
+	// manifest as applied, the change for a changed one.
+	if out, ok := kubectlRun(t, kc, smaller, "diff", "--server-side", "-f", "-"); !ok || out != "" {
+		t.Errorf("diff of the applied manifest (ok %v):\n%s", ok, out)
+	}
+	out, ok = kubectlRun(t, kc, strings.Replace(smaller, "image: nginx:1.27", "image: nginx:1.29", 1), "diff", "--server-side", "-f", "-")
+	if ok || !strings.Contains(out, "-      - image: nginx:1.27") || !strings.Contains(out, "+      - image: nginx:1.29") || strings.Contains(out, "managedFields") {
+		t.Errorf("diff of a changed image (ok %v, want exit 1):\n%s", ok, out)
+	}
+
+	// kubectl scale writes the scale subresource as manager kubectl (its
+	// user agent); the next apply of replicas conflicts with it.
+	if out := kubectl("scale", "deployment", "web", "-n", "ssa", "--replicas=5"); out != "deployment.apps/web scaled" {
+		t.Errorf("scale printed %s", out)
+	}
+	if got := strings.Join(managers(objectMeta(t, kc, "deployment", "web", "-n", "ssa")), " "); !strings.Contains(got, "kubectl/Update/scale") {
+		t.Errorf("deployment managers after kubectl scale = %s, want kubectl/Update/scale among them", got)
+	}
+	out, ok = apply(smaller, "--server-side")
+	if ok || !strings.Contains(out, `Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas`) {
+		t.Errorf("apply of replicas after kubectl scale (ok %v):\n%s", ok, out)
+	}
 }
 
 // legacyConfigMaps are applied client-side first, then server-side.
