@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -156,6 +157,49 @@ func TestApplyEdgesWithClientGo(t *testing.T) {
 				if p := fieldpath.MakePathOrDie("data", fmt.Sprintf("k%d", i)); !all.Has(p) {
 					t.Errorf("no entry owns %s after folding: %s", p, managersOf(got))
 				}
+			}
+		}},
+		{"the default manager is the user agent before its first slash, at most 128 bytes", func(t *testing.T, _ *kubernetes.Clientset) {
+			for i, tc := range []struct{ ua, want string }{
+				{"my tool with spaces/1.0 (linux)", "my tool with spaces"},
+				{strings.Repeat("a", 200) + "/1", strings.Repeat("a", 128)},
+			} {
+				cfg := srv.restConfig()
+				cfg.UserAgent = tc.ua
+				c, err := kubernetes.NewForConfig(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("ua%d", i)
+				got, err := c.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got.ManagedFields) != 1 || got.ManagedFields[0].Manager != tc.want {
+					t.Errorf("user agent %q: managers %s, want %q", tc.ua, managersOf(got), tc.want)
+				}
+			}
+		}},
+		{"a fieldManager longer than 128 bytes is invalid", func(t *testing.T, _ *kubernetes.Clientset) {
+			_, err := cms.Apply(ctx, corev1ac.ConfigMap("long", "default"), metav1.ApplyOptions{FieldManager: strings.Repeat("m", 129)})
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("apply with a long fieldManager: %v, want Invalid", err)
+			}
+			if st := err.(apierrors.APIStatus).Status(); st.Details == nil || len(st.Details.Causes) != 1 ||
+				st.Details.Causes[0].Field != "fieldManager" || st.Details.Causes[0].Type != metav1.CauseType("FieldValueTooLong") {
+				t.Errorf("causes %+v", st.Details)
+			}
+		}},
+		{"an apply into a missing namespace is not found", func(t *testing.T, _ *kubernetes.Clientset) {
+			_, err := cs.CoreV1().ConfigMaps("nope").Apply(ctx, corev1ac.ConfigMap("x", "nope"), metav1.ApplyOptions{FieldManager: "alice"})
+			wantStatus(t, err, 404, metav1.StatusReasonNotFound, `namespaces "nope" not found`)
+		}},
+		{"an apply of the status of a missing object is not found and creates nothing", func(t *testing.T, _ *kubernetes.Clientset) {
+			_, err := deps.ApplyStatus(ctx, appsv1ac.Deployment("ghost", "default").WithStatus(appsv1ac.DeploymentStatus().WithReplicas(1)),
+				metav1.ApplyOptions{FieldManager: "alice"})
+			wantStatus(t, err, 404, metav1.StatusReasonNotFound, `deployments.apps "ghost" not found`)
+			if _, err := deps.Get(ctx, "ghost", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("get after the status apply: %v", err)
 			}
 		}},
 		{"managedFields set to one empty entry are cleared, and later updates are untracked until an apply", func(t *testing.T, _ *kubernetes.Clientset) {
