@@ -86,7 +86,7 @@ func gadget(name string, spec, status map[string]any) *unstructured.Unstructured
 	return u
 }
 
-func user(name, role string) map[string]any { return map[string]any{"name": name, "role": role} }
+func gadgetUser(name, role string) map[string]any { return map[string]any{"name": name, "role": role} }
 
 // TestApplyCustomResourceWithDynamicClient applies a custom resource with
 // client-go's dynamic client: lists merge as the CRD's x-kubernetes-list-type
@@ -103,19 +103,19 @@ func TestApplyCustomResourceWithDynamicClient(t *testing.T) {
 	gadgets := dc.Resource(gadgetGVR).Namespace("default")
 
 	if _, err := gadgets.Apply(ctx, "g", gadget("g", map[string]any{
-		"color": "red", "size": int64(1), "users": []any{user("ann", "admin")}, "tags": []any{"x"},
+		"color": "red", "size": int64(1), "users": []any{gadgetUser("ann", "admin")}, "tags": []any{"x"},
 	}, nil), metav1.ApplyOptions{FieldManager: "alice"}); err != nil {
 		t.Fatalf("alice's apply: %v", err)
 	}
 	got, err := gadgets.Apply(ctx, "g", gadget("g", map[string]any{
-		"users": []any{user("bo", "dev")}, "tags": []any{"y"},
+		"users": []any{gadgetUser("bo", "dev")}, "tags": []any{"y"},
 	}, nil), metav1.ApplyOptions{FieldManager: "bob"})
 	if err != nil {
 		t.Fatalf("bob's apply: %v", err)
 	}
 	users, _, _ := unstructured.NestedSlice(got.Object, "spec", "users")
 	tags, _, _ := unstructured.NestedStringSlice(got.Object, "spec", "tags")
-	if diff := cmp.Diff([]any{user("ann", "admin"), user("bo", "dev")}, users); diff != "" {
+	if diff := cmp.Diff([]any{gadgetUser("ann", "admin"), gadgetUser("bo", "dev")}, users); diff != "" {
 		t.Errorf("users merged by name (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"x", "y"}, tags); diff != "" {
@@ -124,14 +124,14 @@ func TestApplyCustomResourceWithDynamicClient(t *testing.T) {
 	wantFieldSet(t, managedEntry(t, got, "bob", metav1.ManagedFieldsOperationApply, ""),
 		`{"f:spec":{"f:tags":{"v:\"y\"":{}},"f:users":{"k:{\"name\":\"bo\"}":{".":{},"f:name":{},"f:role":{}}}}}`)
 
-	_, err = gadgets.Apply(ctx, "g", gadget("g", map[string]any{"color": "blue", "users": []any{user("ann", "viewer")}}, nil),
+	_, err = gadgets.Apply(ctx, "g", gadget("g", map[string]any{"color": "blue", "users": []any{gadgetUser("ann", "viewer")}}, nil),
 		metav1.ApplyOptions{FieldManager: "carol"})
 	wantApplyConflict(t, err, "Apply failed with 2 conflicts: conflicts with \"alice\":\n- .spec.color\n- .spec.users[name=\"ann\"].role",
 		conflictCause(`"alice"`, ".spec.color"), conflictCause(`"alice"`, `.spec.users[name="ann"].role`))
 
 	// alice stops applying her tag: x goes, bob's y stays.
 	got, err = gadgets.Apply(ctx, "g", gadget("g", map[string]any{
-		"color": "red", "size": int64(1), "users": []any{user("ann", "admin")},
+		"color": "red", "size": int64(1), "users": []any{gadgetUser("ann", "admin")},
 	}, nil), metav1.ApplyOptions{FieldManager: "alice"})
 	if err != nil {
 		t.Fatalf("alice without tags: %v", err)

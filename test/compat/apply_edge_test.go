@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
-// wantStatus checks err is an API error with this code, reason and
+// wantAPIStatus checks err is an API error with this code, reason and
 // message.
-func wantStatus(t testing.TB, err error, code int32, reason metav1.StatusReason, message string) {
+func wantAPIStatus(t testing.TB, err error, code int32, reason metav1.StatusReason, message string) {
 	t.Helper()
 	st, ok := err.(apierrors.APIStatus)
 	if !ok {
@@ -77,24 +77,24 @@ func TestApplyEdgesWithClientGo(t *testing.T) {
 			}
 			_, err = cms.Apply(ctx, corev1ac.ConfigMap("rv", "default").WithResourceVersion(cur.ResourceVersion).WithData(map[string]string{"k": "3"}),
 				metav1.ApplyOptions{FieldManager: "alice"})
-			wantStatus(t, err, 409, metav1.StatusReasonConflict,
+			wantAPIStatus(t, err, 409, metav1.StatusReasonConflict,
 				`Operation cannot be fulfilled on configmaps "rv": the object has been modified; please apply your changes to the latest version and try again`)
 		}},
 		{"an apply of another version is a bad request", func(t *testing.T, _ *kubernetes.Clientset) {
 			_, err := cms.Patch(ctx, "v", types.ApplyPatchType, []byte(`{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"v"}}`),
 				metav1.PatchOptions{FieldManager: "alice"})
-			wantStatus(t, err, 400, metav1.StatusReasonBadRequest, "invalid object type: /v2, Kind=ConfigMap")
+			wantAPIStatus(t, err, 400, metav1.StatusReasonBadRequest, "invalid object type: /v2, Kind=ConfigMap")
 		}},
 		{"an apply carrying managedFields is a bad request", func(t *testing.T, _ *kubernetes.Clientset) {
 			_, err := cms.Patch(ctx, "mf", types.ApplyPatchType,
 				[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"mf","managedFields":[{"manager":"x","operation":"Apply"}]}}`),
 				metav1.PatchOptions{FieldManager: "alice"})
-			wantStatus(t, err, 400, metav1.StatusReasonBadRequest, "metadata.managedFields must be nil")
+			wantAPIStatus(t, err, 400, metav1.StatusReasonBadRequest, "metadata.managedFields must be nil")
 		}},
 		{"an apply naming another object is a bad request", func(t *testing.T, _ *kubernetes.Clientset) {
 			_, err := cms.Patch(ctx, "url-name", types.ApplyPatchType, []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"body-name"}}`),
 				metav1.PatchOptions{FieldManager: "alice"})
-			wantStatus(t, err, 400, metav1.StatusReasonBadRequest, "the name of the object (body-name) does not match the name on the URL (url-name)")
+			wantAPIStatus(t, err, 400, metav1.StatusReasonBadRequest, "the name of the object (body-name) does not match the name on the URL (url-name)")
 		}},
 		{"force on a patch that is not an apply is refused", func(t *testing.T, _ *kubernetes.Clientset) {
 			if _, err := cms.Apply(ctx, corev1ac.ConfigMap("force", "default"), metav1.ApplyOptions{FieldManager: "alice"}); err != nil {
@@ -192,12 +192,12 @@ func TestApplyEdgesWithClientGo(t *testing.T) {
 		}},
 		{"an apply into a missing namespace is not found", func(t *testing.T, _ *kubernetes.Clientset) {
 			_, err := cs.CoreV1().ConfigMaps("nope").Apply(ctx, corev1ac.ConfigMap("x", "nope"), metav1.ApplyOptions{FieldManager: "alice"})
-			wantStatus(t, err, 404, metav1.StatusReasonNotFound, `namespaces "nope" not found`)
+			wantAPIStatus(t, err, 404, metav1.StatusReasonNotFound, `namespaces "nope" not found`)
 		}},
 		{"an apply of the status of a missing object is not found and creates nothing", func(t *testing.T, _ *kubernetes.Clientset) {
 			_, err := deps.ApplyStatus(ctx, appsv1ac.Deployment("ghost", "default").WithStatus(appsv1ac.DeploymentStatus().WithReplicas(1)),
 				metav1.ApplyOptions{FieldManager: "alice"})
-			wantStatus(t, err, 404, metav1.StatusReasonNotFound, `deployments.apps "ghost" not found`)
+			wantAPIStatus(t, err, 404, metav1.StatusReasonNotFound, `deployments.apps "ghost" not found`)
 			if _, err := deps.Get(ctx, "ghost", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("get after the status apply: %v", err)
 			}

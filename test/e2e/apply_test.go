@@ -105,9 +105,9 @@ spec:
                   properties: {name: {type: string}, role: {type: string}}
 `
 
-// kubectlRun runs kubectl against kubeconfig with stdin and reports its
+// kubectlResult runs kubectl against kubeconfig with stdin and reports its
 // combined output and whether it succeeded.
-func kubectlRun(t *testing.T, kubeconfig, stdin string, args ...string) (string, bool) {
+func kubectlResult(t *testing.T, kubeconfig, stdin string, args ...string) (string, bool) {
 	t.Helper()
 	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -120,9 +120,9 @@ func kubectlRun(t *testing.T, kubeconfig, stdin string, args ...string) (string,
 	return strings.TrimSpace(string(out)), err == nil
 }
 
-// objectMeta reads an object's metadata, managedFields included, with
+// managedMeta reads an object's metadata, managedFields included, with
 // kubectl.
-func objectMeta(t *testing.T, kubeconfig string, args ...string) metav1.ObjectMeta {
+func managedMeta(t *testing.T, kubeconfig string, args ...string) metav1.ObjectMeta {
 	t.Helper()
 	out := kubectlWith(t, kubeconfig, append(append([]string{"get"}, args...), "-o", "json", "--show-managed-fields")...)
 	var obj struct {
@@ -134,9 +134,9 @@ func objectMeta(t *testing.T, kubeconfig string, args ...string) metav1.ObjectMe
 	return obj.Metadata
 }
 
-// managers lists the managedFields entries as
+// managerList lists the managedFields entries as
 // "manager/operation[/subresource]", sorted.
-func managers(m metav1.ObjectMeta) []string {
+func managerList(m metav1.ObjectMeta) []string {
 	var out []string
 	for _, e := range m.ManagedFields {
 		s := e.Manager + "/" + string(e.Operation)
@@ -149,20 +149,20 @@ func managers(m metav1.ObjectMeta) []string {
 	return out
 }
 
-// fieldsOf returns the fieldsV1 of manager's entry, compacted.
-func fieldsOf(t *testing.T, m metav1.ObjectMeta, manager string) string {
+// managerFields returns the fieldsV1 JSON of manager's first entry.
+func managerFields(t *testing.T, m metav1.ObjectMeta, manager string) string {
 	t.Helper()
 	for _, e := range m.ManagedFields {
 		if e.Manager == manager && e.FieldsV1 != nil {
 			return string(e.FieldsV1.Raw)
 		}
 	}
-	t.Fatalf("no entry for %s in %v", manager, managers(m))
+	t.Fatalf("no entry for %s in %v", manager, managerList(m))
 	return ""
 }
 
-// wantJSON compares two JSON documents by value.
-func wantJSON(t *testing.T, what, got, want string) {
+// wantSameJSON compares two JSON documents by value.
+func wantSameJSON(t *testing.T, what, got, want string) {
 	t.Helper()
 	var g, w any
 	if err := json.Unmarshal([]byte(got), &g); err != nil {
@@ -192,7 +192,7 @@ func TestKubectlServerSideApply(t *testing.T) {
 	kubectl := func(args ...string) string { t.Helper(); return kubectlWith(t, kc, args...) }
 	apply := func(stdin string, args ...string) (string, bool) {
 		t.Helper()
-		return kubectlRun(t, kc, stdin, append([]string{"apply", "-f", "-"}, args...)...)
+		return kubectlResult(t, kc, stdin, append([]string{"apply", "-f", "-"}, args...)...)
 	}
 	kubectl("create", "namespace", "ssa")
 
@@ -201,8 +201,8 @@ func TestKubectlServerSideApply(t *testing.T) {
 	}
 	for _, obj := range [][]string{{"configmap", "conf"}, {"deployment", "web"}, {"service", "web"}, {"serviceaccount", "bot"},
 		{"role", "reader"}, {"rolebinding", "reader-bot"}} {
-		m := objectMeta(t, kc, append(obj, "-n", "ssa")...)
-		if got := strings.Join(managers(m), " "); got != "kubectl/Apply" {
+		m := managedMeta(t, kc, append(obj, "-n", "ssa")...)
+		if got := strings.Join(managerList(m), " "); got != "kubectl/Apply" {
 			t.Errorf("%s managers = %s, want kubectl/Apply alone", strings.Join(obj, "/"), got)
 		}
 	}
@@ -210,9 +210,9 @@ func TestKubectlServerSideApply(t *testing.T) {
 	if !strings.Contains(yaml, "manager: kubectl\n    operation: Apply") {
 		t.Errorf("get -o yaml --show-managed-fields:\n%s", yaml)
 	}
-	wantJSON(t, "kubectl's fields of the ConfigMap", fieldsOf(t, objectMeta(t, kc, "configmap", "conf", "-n", "ssa"), "kubectl"),
+	wantSameJSON(t, "kubectl's fields of the ConfigMap", managerFields(t, managedMeta(t, kc, "configmap", "conf", "-n", "ssa"), "kubectl"),
 		`{"f:data":{"f:extra":{},"f:mode":{}}}`)
-	wantJSON(t, "kubectl's fields of the Deployment", fieldsOf(t, objectMeta(t, kc, "deployment", "web", "-n", "ssa"), "kubectl"), `{
+	wantSameJSON(t, "kubectl's fields of the Deployment", managerFields(t, managedMeta(t, kc, "deployment", "web", "-n", "ssa"), "kubectl"), `{
 		"f:metadata":{"f:labels":{"f:app":{}}},
 		"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{
 			"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:env":{"k:{\"name\":\"MODE\"}":{".":{},"f:name":{},"f:value":{}}},
@@ -222,11 +222,11 @@ func TestKubectlServerSideApply(t *testing.T) {
 		t.Errorf("kubectl get -o yaml shows managedFields without --show-managed-fields:\n%s", yaml)
 	}
 	// Re-applying the same manifest changes nothing.
-	before := objectMeta(t, kc, "deployment", "web", "-n", "ssa")
+	before := managedMeta(t, kc, "deployment", "web", "-n", "ssa")
 	if out, ok := apply(ssaManifest, "--server-side"); !ok || out != ssaApplied {
 		t.Fatalf("re-apply printed (ok %v)\n%s", ok, out)
 	}
-	if after := objectMeta(t, kc, "deployment", "web", "-n", "ssa"); after.ResourceVersion != before.ResourceVersion || after.Generation != 1 {
+	if after := managedMeta(t, kc, "deployment", "web", "-n", "ssa"); after.ResourceVersion != before.ResourceVersion || after.Generation != 1 {
 		t.Errorf("a no-op re-apply wrote the Deployment: resourceVersion %s -> %s, generation %d", before.ResourceVersion, after.ResourceVersion, after.Generation)
 	}
 
@@ -267,12 +267,12 @@ spec:
 		out != "configmap/conf serverside-applied\ndeployment.apps/web serverside-applied" {
 		t.Fatalf("--force-conflicts printed (ok %v)\n%s", ok, out)
 	}
-	m := objectMeta(t, kc, "configmap", "conf", "-n", "ssa")
-	if got := strings.Join(managers(m), " "); got != "kubectl/Apply other/Apply" {
+	m := managedMeta(t, kc, "configmap", "conf", "-n", "ssa")
+	if got := strings.Join(managerList(m), " "); got != "kubectl/Apply other/Apply" {
 		t.Errorf("managers after the forced apply = %s", got)
 	}
-	wantJSON(t, "kubectl's fields after other forced .data.mode", fieldsOf(t, m, "kubectl"), `{"f:data":{"f:extra":{}}}`)
-	wantJSON(t, "other's fields", fieldsOf(t, m, "other"), `{"f:data":{"f:extra":{},"f:mode":{}}}`)
+	wantSameJSON(t, "kubectl's fields after other forced .data.mode", managerFields(t, m, "kubectl"), `{"f:data":{"f:extra":{}}}`)
+	wantSameJSON(t, "other's fields", managerFields(t, m, "other"), `{"f:data":{"f:extra":{},"f:mode":{}}}`)
 	if got := kubectl("get", "deployment", "web", "-n", "ssa", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != "nginx:1.28" {
 		t.Errorf("image after the forced apply = %q", got)
 	}
@@ -291,7 +291,7 @@ spec:
 	if got := kubectl("get", "deployment", "web", "-n", "ssa", "-o", "jsonpath={.spec.template.spec.containers[0].env}|{.spec.template.spec.containers[0].image}"); got != "|nginx:1.27" {
 		t.Errorf("env and image after the smaller apply = %q, want no env and nginx:1.27", got)
 	}
-	if out, ok := kubectlRun(t, kc, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf, namespace: ssa}\n",
+	if out, ok := kubectlResult(t, kc, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf, namespace: ssa}\n",
 		"apply", "-f", "-", "--server-side", "--field-manager=other"); !ok {
 		t.Fatalf("other's empty apply: %s", out)
 	}
@@ -301,13 +301,13 @@ spec:
 
 	// Server dry run stores nothing.
 	ghost := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ghost, namespace: ssa}\ndata: {k: v}\n"
-	if out, ok := kubectlRun(t, kc, ghost, "apply", "-f", "-", "--server-side", "--dry-run=server"); !ok || out != "configmap/ghost serverside-applied (server dry run)" {
+	if out, ok := kubectlResult(t, kc, ghost, "apply", "-f", "-", "--server-side", "--dry-run=server"); !ok || out != "configmap/ghost serverside-applied (server dry run)" {
 		t.Fatalf("dry run printed (ok %v)\n%s", ok, out)
 	}
-	if out, ok := kubectlRun(t, kc, "", "get", "configmap", "ghost", "-n", "ssa"); ok || out != `Error from server (NotFound): configmaps "ghost" not found` {
+	if out, ok := kubectlResult(t, kc, "", "get", "configmap", "ghost", "-n", "ssa"); ok || out != `Error from server (NotFound): configmaps "ghost" not found` {
 		t.Errorf("get after the dry run (ok %v): %s", ok, out)
 	}
-	if out, ok := kubectlRun(t, kc, changed, "apply", "-f", "-", "--server-side", "--dry-run=server", "--force-conflicts"); !ok {
+	if out, ok := kubectlResult(t, kc, changed, "apply", "-f", "-", "--server-side", "--dry-run=server", "--force-conflicts"); !ok {
 		t.Fatalf("dry run of a change: %s", out)
 	}
 	if got := kubectl("get", "configmap", "conf", "-n", "ssa", "-o", "jsonpath={.data.mode}"); got != "slow" {
@@ -316,10 +316,10 @@ spec:
 
 	// kubectl diff --server-side (a dry-run apply): nothing for the
 	// manifest as applied, the change for a changed one.
-	if out, ok := kubectlRun(t, kc, smaller, "diff", "--server-side", "-f", "-"); !ok || out != "" {
+	if out, ok := kubectlResult(t, kc, smaller, "diff", "--server-side", "-f", "-"); !ok || out != "" {
 		t.Errorf("diff of the applied manifest (ok %v):\n%s", ok, out)
 	}
-	out, ok = kubectlRun(t, kc, strings.Replace(smaller, "image: nginx:1.27", "image: nginx:1.29", 1), "diff", "--server-side", "-f", "-")
+	out, ok = kubectlResult(t, kc, strings.Replace(smaller, "image: nginx:1.27", "image: nginx:1.29", 1), "diff", "--server-side", "-f", "-")
 	if ok || !strings.Contains(out, "-      - image: nginx:1.27") || !strings.Contains(out, "+      - image: nginx:1.29") || strings.Contains(out, "managedFields") {
 		t.Errorf("diff of a changed image (ok %v, want exit 1):\n%s", ok, out)
 	}
@@ -329,7 +329,7 @@ spec:
 	if out := kubectl("scale", "deployment", "web", "-n", "ssa", "--replicas=5"); out != "deployment.apps/web scaled" {
 		t.Errorf("scale printed %s", out)
 	}
-	if got := strings.Join(managers(objectMeta(t, kc, "deployment", "web", "-n", "ssa")), " "); !strings.Contains(got, "kubectl/Update/scale") {
+	if got := strings.Join(managerList(managedMeta(t, kc, "deployment", "web", "-n", "ssa")), " "); !strings.Contains(got, "kubectl/Update/scale") {
 		t.Errorf("deployment managers after kubectl scale = %s, want kubectl/Update/scale among them", got)
 	}
 	out, ok = apply(smaller, "--server-side")
@@ -366,12 +366,12 @@ func TestKubectlClientSideToServerSideApply(t *testing.T) {
 	s := startAPIServer(t, buildKplane(t))
 	kc := s.kubeconfig
 
-	out, ok := kubectlRun(t, kc, legacyConfigMaps, "apply", "-f", "-")
+	out, ok := kubectlResult(t, kc, legacyConfigMaps, "apply", "-f", "-")
 	if !ok || out != "configmap/same created\nconfigmap/moved created" {
 		t.Fatalf("client-side apply printed (ok %v)\n%s", ok, out)
 	}
-	m := objectMeta(t, kc, "configmap", "same")
-	if got := strings.Join(managers(m), " "); got != "kubectl-client-side-apply/Update" {
+	m := managedMeta(t, kc, "configmap", "same")
+	if got := strings.Join(managerList(m), " "); got != "kubectl-client-side-apply/Update" {
 		t.Fatalf("managers after client-side apply = %s", got)
 	}
 	if _, ok := m.Annotations["kubectl.kubernetes.io/last-applied-configuration"]; !ok {
@@ -379,17 +379,17 @@ func TestKubectlClientSideToServerSideApply(t *testing.T) {
 	}
 
 	ssa := strings.Replace(legacyConfigMaps, "name: moved, namespace: default}\ndata: {mode: slow}", "name: moved, namespace: default}\ndata: {mode: fast}", 1)
-	out, ok = kubectlRun(t, kc, ssa, "apply", "-f", "-", "--server-side")
+	out, ok = kubectlResult(t, kc, ssa, "apply", "-f", "-", "--server-side")
 	if !ok || out != "configmap/same serverside-applied\nconfigmap/moved serverside-applied" {
 		t.Fatalf("server-side apply after client-side apply printed (ok %v)\n%s", ok, out)
 	}
 	for _, name := range []string{"same", "moved"} {
-		m := objectMeta(t, kc, "configmap", name)
-		if got := strings.Join(managers(m), " "); got != "kubectl-last-applied/Apply kubectl/Apply" {
+		m := managedMeta(t, kc, "configmap", name)
+		if got := strings.Join(managerList(m), " "); got != "kubectl-last-applied/Apply kubectl/Apply" {
 			t.Errorf("%s: managers after the migration = %s, want kubectl-last-applied/Apply kubectl/Apply", name, got)
 		}
-		wantJSON(t, name+": kubectl's fields after the migration", fieldsOf(t, m, "kubectl"), `{"f:data":{"f:mode":{}}}`)
-		wantJSON(t, name+": kubectl-last-applied's fields", fieldsOf(t, m, "kubectl-last-applied"),
+		wantSameJSON(t, name+": kubectl's fields after the migration", managerFields(t, m, "kubectl"), `{"f:data":{"f:mode":{}}}`)
+		wantSameJSON(t, name+": kubectl-last-applied's fields", managerFields(t, m, "kubectl-last-applied"),
 			`{"f:metadata":{"f:annotations":{"f:kubectl.kubernetes.io/last-applied-configuration":{}}}}`)
 		var last struct {
 			Data map[string]string `json:"data"`
@@ -407,7 +407,7 @@ func TestKubectlClientSideToServerSideApply(t *testing.T) {
 	}
 	// Back to a client-side apply: kubectl reads the annotation the
 	// server kept and patches the changed value back.
-	if out, ok := kubectlRun(t, kc, legacyConfigMaps, "apply", "-f", "-"); !ok {
+	if out, ok := kubectlResult(t, kc, legacyConfigMaps, "apply", "-f", "-"); !ok {
 		t.Fatalf("client-side apply after server-side apply: %s", out)
 	}
 	if got := kubectlWith(t, kc, "get", "configmap", "moved", "-o", "jsonpath={.data.mode}"); got != "slow" {
@@ -433,29 +433,29 @@ func TestKubectlServerSideApplyCustomResources(t *testing.T) {
 		t.Fatalf("apply CRD printed %s", out)
 	}
 	kubectlWith(t, kc, "wait", "--for=condition=Established", "crd/gadgets.ssa.example.com", "--timeout=30s")
-	if got := strings.Join(managers(objectMeta(t, kc, "crd", "gadgets.ssa.example.com")), " "); !strings.Contains(got, "kubectl/Apply") {
+	if got := strings.Join(managerList(managedMeta(t, kc, "crd", "gadgets.ssa.example.com")), " "); !strings.Contains(got, "kubectl/Apply") {
 		t.Errorf("CRD managers = %s", got)
 	}
 
 	g := "apiVersion: ssa.example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\nspec:\n  color: red\n  users: [{name: ann, role: admin}]\n"
-	if out, ok := kubectlRun(t, kc, g, "apply", "-f", "-", "--server-side"); !ok || out != "gadget.ssa.example.com/g serverside-applied" {
+	if out, ok := kubectlResult(t, kc, g, "apply", "-f", "-", "--server-side"); !ok || out != "gadget.ssa.example.com/g serverside-applied" {
 		t.Fatalf("apply custom resource printed (ok %v) %s", ok, out)
 	}
 	bo := "apiVersion: ssa.example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\nspec:\n  users: [{name: bo, role: dev}]\n"
-	if out, ok := kubectlRun(t, kc, bo, "apply", "-f", "-", "--server-side", "--field-manager=team-b"); !ok {
+	if out, ok := kubectlResult(t, kc, bo, "apply", "-f", "-", "--server-side", "--field-manager=team-b"); !ok {
 		t.Fatalf("second manager's apply: %s", out)
 	}
 	if got := kubectlWith(t, kc, "get", "gadget", "g", "-o", "jsonpath={.spec.users[*].name}"); got != "ann bo" {
 		t.Errorf("users merged by name = %q, want \"ann bo\"", got)
 	}
 	blue := strings.Replace(g, "color: red", "color: blue", 1)
-	out, ok := kubectlRun(t, kc, blue, "apply", "-f", "-", "--server-side", "--field-manager=team-b")
+	out, ok := kubectlResult(t, kc, blue, "apply", "-f", "-", "--server-side", "--field-manager=team-b")
 	if ok || !strings.Contains(out, "error: Apply failed with 1 conflict: conflict with \"kubectl\": .spec.color\n"+kubectlConflictAdvice) {
 		t.Fatalf("conflicting apply of the custom resource (ok %v):\n%s", ok, out)
 	}
-	m := objectMeta(t, kc, "gadget", "g")
-	if got := strings.Join(managers(m), " "); got != "kubectl/Apply team-b/Apply" {
+	m := managedMeta(t, kc, "gadget", "g")
+	if got := strings.Join(managerList(m), " "); got != "kubectl/Apply team-b/Apply" {
 		t.Errorf("custom resource managers = %s", got)
 	}
-	wantJSON(t, "team-b's fields", fieldsOf(t, m, "team-b"), `{"f:spec":{"f:users":{"k:{\"name\":\"bo\"}":{".":{},"f:name":{},"f:role":{}}}}}`)
+	wantSameJSON(t, "team-b's fields", managerFields(t, m, "team-b"), `{"f:spec":{"f:users":{"k:{\"name\":\"bo\"}":{".":{},"f:name":{},"f:role":{}}}}}`)
 }
