@@ -102,7 +102,9 @@ func (s *Server) scaleConfig(q *request, config *unstructured.Unstructured) (*un
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(config.Object, scale); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding the applied Scale: %v", err))
 	}
-	if scale.Name != q.name {
+	// A Scale that names no object is the one of the URL: its name is
+	// that of the live Scale it merges into, as in kube-apiserver.
+	if scale.Name != "" && scale.Name != q.name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", scale.Name, q.name))
 	}
 	out := &unstructured.Unstructured{Object: map[string]any{}}

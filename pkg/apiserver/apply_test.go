@@ -47,7 +47,7 @@ func owners(t *testing.T, m metav1.ObjectMeta) map[string]string {
 		if e.FieldsType != "FieldsV1" || e.Time == nil || e.APIVersion == "" {
 			t.Errorf("entry %s: fieldsType %q time %v apiVersion %q", key, e.FieldsType, e.Time, e.APIVersion)
 		}
-		out[key] = string(e.FieldsV1.Raw)
+		out[key] = e.FieldsV1.GetRawString()
 	}
 	return out
 }
@@ -185,14 +185,14 @@ spec:
 	}
 	// bob owns only his container, keyed by name.
 	for _, e := range d.ManagedFields {
-		if e.Manager == "bob" && !strings.Contains(string(e.FieldsV1.Raw), `k:{\"name\":\"sidecar\"}`) {
-			t.Fatalf("bob's fields %s", e.FieldsV1.Raw)
+		if e.Manager == "bob" && !strings.Contains(e.FieldsV1.GetRawString(), `k:{\"name\":\"sidecar\"}`) {
+			t.Fatalf("bob's fields %s", e.FieldsV1.GetRawString())
 		}
 	}
 	// A port applied without its protocol is keyed with the default.
 	for _, e := range d.ManagedFields {
-		if e.Manager == "alice" && !strings.Contains(string(e.FieldsV1.Raw), `k:{\"containerPort\":80,\"protocol\":\"TCP\"}`) {
-			t.Fatalf("alice's fields %s", e.FieldsV1.Raw)
+		if e.Manager == "alice" && !strings.Contains(e.FieldsV1.GetRawString(), `k:{\"containerPort\":80,\"protocol\":\"TCP\"}`) {
+			t.Fatalf("alice's fields %s", e.FieldsV1.GetRawString())
 		}
 	}
 }
@@ -276,8 +276,8 @@ func TestManagedFieldsOnWrites(t *testing.T) {
 		t.Fatalf("managedFields after create: %+v", d.ManagedFields)
 	}
 	// The status is never owned through the resource itself.
-	if strings.Contains(string(d.ManagedFields[0].FieldsV1.Raw), "f:status") {
-		t.Fatalf("status owned through the resource: %s", d.ManagedFields[0].FieldsV1.Raw)
+	if strings.Contains(d.ManagedFields[0].FieldsV1.GetRawString(), "f:status") {
+		t.Fatalf("status owned through the resource: %s", d.ManagedFields[0].FieldsV1.GetRawString())
 	}
 	// A write through scale is owned by its manager with subresource scale.
 	r = e.do("PUT", deployPath("default", "d")+"/scale?fieldManager=scaler",

@@ -28,6 +28,11 @@ func Pods() Strategy {
 		Defaults: func(p *corev1.Pod) {
 			defaultPodSpec(&p.Spec)
 			defaultRequestsFromLimits(&p.Spec)
+			// Pods only, not pod templates, as in Kubernetes.
+			if p.Spec.EnableServiceLinks == nil {
+				t := corev1.DefaultEnableServiceLinks
+				p.Spec.EnableServiceLinks = &t
+			}
 		},
 		ValidateFunc: func(p *corev1.Pod) field.ErrorList { return validatePodSpec(&p.Spec, field.NewPath("spec")) },
 		ValidateUpdateFunc: func(p, old *corev1.Pod) field.ErrorList {

@@ -37,10 +37,6 @@ func defaultPodSpec(spec *corev1.PodSpec) {
 	if spec.SecurityContext == nil {
 		spec.SecurityContext = &corev1.PodSecurityContext{}
 	}
-	if spec.EnableServiceLinks == nil {
-		t := true
-		spec.EnableServiceLinks = &t
-	}
 	for i := range spec.InitContainers {
 		defaultContainer(&spec.InitContainers[i])
 	}

@@ -31,7 +31,7 @@ func managers(obj runtime.Object) map[string]string {
 		if e.Subresource != "" {
 			key += "/" + e.Subresource
 		}
-		out[key] = string(e.FieldsV1.Raw)
+		out[key] = e.FieldsV1.GetRawString()
 	}
 	return out
 }
@@ -106,7 +106,7 @@ func TestSubresourceUpdateKeepsLiveManagedFields(t *testing.T) {
 	next.Object["status"] = map[string]any{"ready": true}
 	// A client sending other managedFields through a subresource cannot
 	// change them.
-	next.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "forged", Operation: "Update", APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{}}`)}}})
+	next.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "forged", Operation: "Update", APIVersion: "example.com/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)}})
 	out := status.Update(live, next, "ctrl")
 	got := managers(out)
 	if _, forged := got["forged/Update"]; forged || got["ctrl/Update/status"] != `{"f:status":{".":{},"f:ready":{}}}` || got["creator/Update"] == "" {

@@ -73,8 +73,8 @@ func decodeManaged(entries []metav1.ManagedFieldsEntry) (managed, error) {
 		}
 		set := &fieldpath.Set{}
 		raw := []byte("{}")
-		if e.FieldsV1 != nil && len(e.FieldsV1.Raw) > 0 {
-			raw = e.FieldsV1.Raw
+		if e.FieldsV1 != nil && len(e.FieldsV1.GetRawBytes()) > 0 {
+			raw = e.FieldsV1.GetRawBytes()
 		}
 		if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
 			return managed{}, fmt.Errorf("error decoding set of managed fields entry %d: %w", i, err)
@@ -108,7 +108,7 @@ func encodeManaged(m managed) ([]metav1.ManagedFieldsEntry, error) {
 			APIVersion:  string(vs.APIVersion()),
 			Subresource: who.Subresource,
 			FieldsType:  "FieldsV1",
-			FieldsV1:    &metav1.FieldsV1{Raw: raw},
+			FieldsV1:    metav1.NewFieldsV1(string(raw)),
 			Time:        m.times[id],
 		}
 		if vs.Applied() {

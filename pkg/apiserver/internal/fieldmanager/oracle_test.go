@@ -218,7 +218,7 @@ func compare(t *testing.T, run int, what string, ours, theirs runtime.Object) {
 func entriesString(entries []metav1.ManagedFieldsEntry) string {
 	var b strings.Builder
 	for _, e := range entries {
-		fmt.Fprintf(&b, "  %s %s %s %q %s\n", e.Manager, e.Operation, e.APIVersion, e.Subresource, e.FieldsV1.Raw)
+		fmt.Fprintf(&b, "  %s %s %s %q %s\n", e.Manager, e.Operation, e.APIVersion, e.Subresource, e.FieldsV1.GetRawString())
 	}
 	return b.String()
 }
