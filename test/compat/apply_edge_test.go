@@ -148,7 +148,7 @@ func TestApplyEdgesWithClientGo(t *testing.T) {
 			all := &fieldpath.Set{}
 			for _, e := range got.ManagedFields {
 				var s fieldpath.Set
-				if err := s.FromJSON(strings.NewReader(string(e.FieldsV1.Raw))); err != nil {
+				if err := s.FromJSON(strings.NewReader(e.FieldsV1.GetRawString())); err != nil {
 					t.Fatal(err)
 				}
 				all = all.Union(&s)

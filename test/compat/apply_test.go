@@ -85,14 +85,14 @@ func wantFieldSet(t testing.TB, e metav1.ManagedFieldsEntry, want string) {
 		t.Fatalf("entry %s: fieldsType %q fieldsV1 %v", e.Manager, e.FieldsType, e.FieldsV1)
 	}
 	var got, exp fieldpath.Set
-	if err := got.FromJSON(strings.NewReader(string(e.FieldsV1.Raw))); err != nil {
-		t.Fatalf("entry %s: fieldsV1 does not decode: %v\n%s", e.Manager, err, e.FieldsV1.Raw)
+	if err := got.FromJSON(strings.NewReader(e.FieldsV1.GetRawString())); err != nil {
+		t.Fatalf("entry %s: fieldsV1 does not decode: %v\n%s", e.Manager, err, e.FieldsV1.GetRawString())
 	}
 	if err := exp.FromJSON(strings.NewReader(want)); err != nil {
 		t.Fatalf("bad expectation %s: %v", want, err)
 	}
 	if !got.Equals(&exp) {
-		t.Errorf("entry %s fields\n got %s\nwant %s\n only in got: %s\n only in want: %s", e.Manager, e.FieldsV1.Raw, want,
+		t.Errorf("entry %s fields\n got %s\nwant %s\n only in got: %s\n only in want: %s", e.Manager, e.FieldsV1.GetRawString(), want,
 			got.Difference(&exp), exp.Difference(&got))
 	}
 }
@@ -449,7 +449,7 @@ func checkManagedFields(t testing.TB, obj metav1.Object) {
 			t.Errorf("entry %s has no fieldsV1", e.Manager)
 			continue
 		}
-		if err := s.FromJSON(strings.NewReader(string(e.FieldsV1.Raw))); err != nil {
+		if err := s.FromJSON(strings.NewReader(e.FieldsV1.GetRawString())); err != nil {
 			t.Errorf("entry %s fieldsV1 does not decode: %v", e.Manager, err)
 		}
 		raw, _ := json.Marshal(e)

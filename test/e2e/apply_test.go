@@ -154,7 +154,7 @@ func managerFields(t *testing.T, m metav1.ObjectMeta, manager string) string {
 	t.Helper()
 	for _, e := range m.ManagedFields {
 		if e.Manager == manager && e.FieldsV1 != nil {
-			return string(e.FieldsV1.Raw)
+			return e.FieldsV1.GetRawString()
 		}
 	}
 	t.Fatalf("no entry for %s in %v", manager, managerList(m))
