@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
@@ -80,7 +81,13 @@ func New(cfg Config) (*Controller, error) {
 	s := &syncer{
 		roles: inf.Lister(),
 		writer: updaterFunc(func(ctx context.Context, r *rbacv1.ClusterRole) error {
-			_, err := roles.Update(ctx, r, metav1.UpdateOptions{})
+			// As kube-controller-manager's, the rules are applied
+			// server-side, forced: the controller owns them. A server
+			// without server-side apply gets an update.
+			_, err := roles.Apply(ctx, aggregatedRules(r), client.ApplyOptions{FieldManager: FieldManager, Force: true})
+			if apierrors.IsUnsupportedMediaType(err) {
+				_, err = roles.Update(ctx, r, metav1.UpdateOptions{})
+			}
 			return err
 		}),
 	}
@@ -127,4 +134,28 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		return fmt.Errorf("clusterroleaggregation: caches did not sync: %w", context.Cause(ctx))
 	}
 	return c.ctrl.Run(ctx, workers)
+}
+
+// FieldManager is the field manager of the rules the controller applies,
+// kube-controller-manager's.
+const FieldManager = Name
+
+// appliedClusterRole is the configuration the controller applies: the
+// role's name and rules, nothing else.
+type appliedClusterRole struct {
+	APIVersion string              `json:"apiVersion"`
+	Kind       string              `json:"kind"`
+	Metadata   appliedMeta         `json:"metadata"`
+	Rules      []rbacv1.PolicyRule `json:"rules,omitempty"`
+}
+
+type appliedMeta struct {
+	Name string `json:"name"`
+}
+
+func aggregatedRules(r *rbacv1.ClusterRole) appliedClusterRole {
+	return appliedClusterRole{
+		APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole",
+		Metadata: appliedMeta{Name: r.Name}, Rules: r.Rules,
+	}
 }

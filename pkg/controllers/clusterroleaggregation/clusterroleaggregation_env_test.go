@@ -74,4 +74,20 @@ func TestEnvAggregates(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRules("after delete", []rbacv1.PolicyRule{putPods})
+
+	// The rules are applied server-side, as kube-controller-manager's
+	// controller does: owned by its field manager, operation Apply.
+	got, err := roles.Get(ctx, "monitoring", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := false
+	for _, e := range got.ManagedFields {
+		if e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.FieldsV1.GetRawString() == `{"f:rules":{}}` {
+			owned = true
+		}
+	}
+	if !owned {
+		t.Fatalf("rules not applied by %s: %+v", FieldManager, got.ManagedFields)
+	}
 }
