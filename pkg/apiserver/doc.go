@@ -12,8 +12,10 @@
 // validation warnings and dry runs.
 //
 // Encodings: request bodies are JSON, YAML or Kubernetes protobuf (what
-// client-go's typed clients send); patches are JSON patch, merge patch or
-// strategic merge patch (server-side apply is answered 415). Responses are
+// client-go's typed clients send); patches are JSON patch, merge patch,
+// strategic merge patch or server-side apply (application/apply-patch+yaml,
+// see apply.go and internal/fieldmanager; every write keeps the object's
+// managedFields). Responses are
 // JSON or YAML, metav1.Table for kubectl get, or PartialObjectMetadata for
 // metadata-only clients; a client that prefers protobuf but accepts JSON
 // gets JSON. Every failure is a metav1.Status; no failed request writes.
