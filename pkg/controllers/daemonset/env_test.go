@@ -151,6 +151,15 @@ func TestDaemonSetFollowsNodesAndRollsOut(t *testing.T) {
 	h.waitDS(func(ds *appsv1.DaemonSet) bool {
 		return ds.Generation == 2 && rolledOut(ds) && ds.Status.NumberUnavailable == 0
 	})
+	// The status may count the surged pods available before the
+	// controller's next sync deletes the old ones: wait for those.
+	for node, ps := range h.livePods() {
+		for _, p := range ps {
+			if node != "kplane-node-0" && p.Spec.Containers[0].Image != "agent:2" {
+				testenv.WaitForDeletion(t, h.env, client.Pods, testenv.Key(p))
+			}
+		}
+	}
 	for node, ps := range h.livePods() {
 		if node == "kplane-node-0" {
 			continue // the removed node's pod waits for the pod garbage collector
