@@ -20,15 +20,27 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+# staticcheck is built once, as a normal binary. vet and staticcheck then
+# load the packages with -race (GOFLAGS), so that the one race-enabled
+# build of every package and dependency serves them and the tests alike,
+# instead of a second, plain build.
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+GOBIN="$bin" go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 start=$SECONDS
 elapsed() { echo "   ($((SECONDS - start))s so far)"; }
 for m in "${modules[@]}"; do
 	echo "== module $m: go vet"
-	(cd "$m" && go vet ./...)
+	(cd "$m" && GOFLAGS=-race go vet ./...)
 	elapsed
-	echo "== module $m: staticcheck"
-	(cd "$m" && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...)
-	elapsed
+	if [ "$m" = . ]; then
+		# bench/ and test/compat/ hold only tests and benchmarks: go vet
+		# and the vet checks of go test cover them.
+		echo "== module $m: staticcheck"
+		(cd "$m" && GOFLAGS=-race "$bin/staticcheck" ./...)
+		elapsed
+	fi
 	echo "== module $m: go test -race"
 	(cd "$m" && go test -race -timeout 20m "${short[@]}" ./...)
 	elapsed
