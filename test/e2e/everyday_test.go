@@ -299,4 +299,35 @@ func TestUpEverydayManifest(t *testing.T) {
 			t.Errorf("%s still there after delete -f:\n%s", kind, out)
 		}
 	}
+
+	// The same manifest again, server-side: every kind is created by
+	// apply, owned by kubectl, and a second apply changes nothing.
+	out = p.kubectl(t, "apply", "--server-side", "-f", manifest)
+	if n := strings.Count(out, " serverside-applied"); n != strings.Count(everydayManifest, "\nkind: ") {
+		t.Fatalf("kubectl apply --server-side applied %d objects:\n%s", n, out)
+	}
+	all = p.kubectl(t, "get", "all", "-n", "shop", "-o", "name")
+	for _, want := range []string{"service/web", "deployment.apps/web", "statefulset.apps/db", "daemonset.apps/agent",
+		"job.batch/migrate", "cronjob.batch/nightly", "horizontalpodautoscaler.autoscaling/web"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("after the server-side apply, kubectl get all lacks %s:\n%s", want, all)
+		}
+	}
+	if got := p.kubectl(t, "get", "svc", "web", "-n", "shop", "-o", "jsonpath={.metadata.managedFields[0].manager}/{.metadata.managedFields[0].operation}"); got != "kubectl/Apply" {
+		t.Errorf("service web managed by %q", got)
+	}
+	rv := p.kubectl(t, "get", "cm", "-n", "shop", "-o", "jsonpath={.items[*].metadata.resourceVersion}")
+	// As on Kubernetes, the aggregated ClusterRole's rules now belong to
+	// the aggregation controller, which applies them forced: the
+	// manifest's `rules: []` conflicts with them, and only with them.
+	cmd := exec.Command("kubectl", "apply", "--server-side", "-f", manifest)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+p.kubeconfig)
+	again, err := cmd.CombinedOutput()
+	if err == nil || strings.Count(string(again), "Apply failed") != 1 ||
+		!strings.Contains(string(again), `Apply failed with 1 conflict: conflict with "clusterrole-aggregation-controller": .rules`) {
+		t.Errorf("second server-side apply: %v\n%s", err, again)
+	}
+	if again := p.kubectl(t, "get", "cm", "-n", "shop", "-o", "jsonpath={.items[*].metadata.resourceVersion}"); again != rv {
+		t.Errorf("an unchanged server-side apply wrote: resourceVersions %q then %q", rv, again)
+	}
 }
