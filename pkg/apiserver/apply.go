@@ -78,17 +78,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, q *request, 
 		return out, nil
 	}
 	out, created, err := s.write(r.Context(), &aq, opts.dryRun, compute)
-	if err != nil {
-		s.writeErrorFor(w, r, err, q.gr(), q.name)
-		return
-	}
-	addWarnings(w, warnings)
-	addWarnings(w, q.res.warnings(out))
-	code := http.StatusOK
-	if created {
-		code = http.StatusCreated
-	}
-	s.writeResult(w, r, q, code, f, out)
+	s.answerWrite(w, r, q, f, out, created, warnings, err)
 }
 
 // scaleConfig turns a configuration applied through the scale subresource

@@ -60,6 +60,12 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 	uq := *q
 	uq.http = r
 	out, created, err := s.write(r.Context(), &uq, opts.dryRun, compute)
+	s.answerWrite(w, r, q, f, out, created, warnings, err)
+}
+
+// answerWrite answers an update or an apply: its error, or out (201 when
+// the write created it) with the warnings of the request and of out.
+func (s *Server) answerWrite(w http.ResponseWriter, r *http.Request, q *request, f format, out runtime.Object, created bool, warnings []string, err error) {
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
