@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -22,17 +23,24 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 	if s.authz == nil {
 		return true
 	}
-	attrs := requestAttributes(r, requestUser(r))
-	d, reason, err := s.authz.Authorize(r.Context(), attrs)
-	if d == authorization.DecisionAllow {
-		return true
-	}
-	if err != nil {
-		s.writeError(w, r, apierrors.NewInternalError(fmt.Errorf("authorizing the request: %w", err)))
+	if err := s.authorizeAttrs(r.Context(), requestAttributes(r, requestUser(r))); err != nil {
+		s.writeError(w, r, err)
 		return false
 	}
-	s.writeError(w, r, forbidden(attrs, reason))
-	return false
+	return true
+}
+
+// authorizeAttrs asks the Authorizer about attrs: nil when allowed, else the 403
+// (or, when the authorizer failed without allowing, the 500) to answer.
+func (s *Server) authorizeAttrs(ctx context.Context, attrs authorization.Attributes) error {
+	d, reason, err := s.authz.Authorize(ctx, attrs)
+	switch {
+	case d == authorization.DecisionAllow:
+		return nil
+	case err != nil:
+		return apierrors.NewInternalError(fmt.Errorf("authorizing the request: %w", err))
+	}
+	return forbidden(attrs, reason)
 }
 
 // authorizeCreate checks, for an update or an apply about to create its
@@ -43,14 +51,7 @@ func (s *Server) authorizeCreate(q *request) error {
 	}
 	attrs := requestAttributes(q.http, requestUser(q.http))
 	attrs.Verb = "create"
-	d, reason, err := s.authz.Authorize(q.http.Context(), attrs)
-	switch {
-	case d == authorization.DecisionAllow:
-		return nil
-	case err != nil:
-		return apierrors.NewInternalError(fmt.Errorf("authorizing the request: %w", err))
-	}
-	return forbidden(attrs, reason)
+	return s.authorizeAttrs(q.http.Context(), attrs)
 }
 
 // forbidden is kube-apiserver's 403 for a denied request: who may not do

@@ -1,9 +1,9 @@
 package apiserver
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -213,11 +213,8 @@ func managerName(r *http.Request) string {
 	if m := r.URL.Query().Get("fieldManager"); m != "" {
 		return m
 	}
-	ua := r.UserAgent()
-	if i := bytes.IndexByte([]byte(ua), '/'); i >= 0 {
-		ua = ua[:i]
-	}
-	var b bytes.Buffer
+	ua, _, _ := strings.Cut(r.UserAgent(), "/")
+	var b strings.Builder
 	for _, c := range ua {
 		if !unicode.IsPrint(c) {
 			continue
