@@ -214,7 +214,12 @@ func (f *FieldManager) Apply(live, config runtime.Object, manager string, force 
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s): %v", describeObject(config), err))
 	}
 	id := f.id(manager, metav1.ManagedFieldsOperationApply)
-	before := m.fields.Copy()
+	// The updater changes the managers it is given; kubectl's retry over
+	// its last-applied configuration needs them as they were.
+	var before fieldpath.ManagedFields
+	if manager == kubectlManager {
+		before = m.fields.Copy()
+	}
 	merged, fields, err := f.updater.Apply(liveT, configT, f.version, m.fields, id, force)
 	var conflicts merge.Conflicts
 	if errors.As(err, &conflicts) && manager == kubectlManager {
