@@ -37,6 +37,7 @@ type apiServerOptions struct {
 	kubeconfigOut string
 	secure        servingOptions
 	auth          authOptions
+	admission     admissionOptions
 	watchCache    bool
 	log           logOptions
 	services      serviceOptions
@@ -105,6 +106,7 @@ The server stops cleanly on SIGINT or SIGTERM.`,
 	o.services.addFlags(cmd)
 	o.secure.addFlags(cmd)
 	o.auth.addFlags(cmd)
+	o.admission.addFlags(cmd)
 	o.log.addFlags(cmd)
 	return cmd
 }
@@ -150,6 +152,9 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return err
 	}
 	if err := o.auth.apply(&cfg, o.dataDir, creds, logger); err != nil {
+		return err
+	}
+	if err := o.admission.apply(&cfg); err != nil {
 		return err
 	}
 	srv, err := apiserver.New(cfg)

@@ -95,6 +95,7 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 	api.services.addFlags(cmd)
 	api.secure.addFlags(cmd)
 	api.auth.addFlags(cmd)
+	api.admission.addFlags(cmd)
 	api.log.addFlags(cmd)
 	return cmd
 }

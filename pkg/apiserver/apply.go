@@ -57,6 +57,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, q *request, 
 	aq := *q
 	aq.createMissing = true
 	aq.http = r
+	aq.adm = newWriteAdmission(opts)
 	compute := func(current runtime.Object) (runtime.Object, error) {
 		missing := accessor(current).GetResourceVersion() == ""
 		if missing && q.subresource != "" {
@@ -78,7 +79,7 @@ func (s *Server) serveApply(w http.ResponseWriter, r *http.Request, q *request, 
 		return out, nil
 	}
 	out, created, err := s.write(r.Context(), &aq, opts.dryRun, compute)
-	s.answerWrite(w, r, q, f, out, created, warnings, err)
+	s.answerWrite(w, r, &aq, f, out, created, warnings, err)
 }
 
 // scaleConfig turns a configuration applied through the scale subresource

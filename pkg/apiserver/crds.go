@@ -85,6 +85,11 @@ func newCRDController(s *Server, res *resource) *crdController {
 // too for custom resources to be served and RBAC decisions to be made. It
 // returns once every goroutine it started has stopped.
 func (s *Server) RunControllers(ctx context.Context) error {
+	if s.admSource != nil {
+		var wg sync.WaitGroup
+		wg.Go(func() { s.admSource.run(ctx) })
+		defer wg.Wait()
+	}
 	if s.rbac != nil {
 		var wg sync.WaitGroup
 		wg.Go(func() { s.rbac.cache.run(ctx) })

@@ -11,6 +11,7 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
+	"github.com/kplane/kplane/pkg/admission"
 	"github.com/kplane/kplane/pkg/storage"
 )
 
@@ -50,7 +51,10 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request)
 	// defaulted fields too.
 	q.res.strategy.Default(obj)
 	obj = s.trackUpdate(r, q.res, "", q.res.strategy.New(), obj)
-	out, err := s.createObject(r.Context(), q.res, q.namespace, obj, opts.dryRun)
+	wa := newWriteAdmission(opts)
+	attrs := s.attributes(r.Context(), q, wa, admission.Create, obj, nil)
+	out, err := s.createAdmitted(r.Context(), q.res, q.namespace, obj, opts.dryRun, attrs)
+	addWarnings(w, wa.warnings())
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), m.GetName())
 		return
@@ -63,7 +67,13 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request)
 // createObject defaults, validates and stores a new object, generating its
 // name from generateName when it has none.
 func (s *Server) createObject(ctx context.Context, res *resource, namespace string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
-	obj, generated, err := s.prepareCreate(ctx, res, namespace, obj)
+	return s.createAdmitted(ctx, res, namespace, obj, dryRun, nil)
+}
+
+// createAdmitted is createObject for a client's create, which goes
+// through admission with attrs (nil for the server's own creates).
+func (s *Server) createAdmitted(ctx context.Context, res *resource, namespace string, obj runtime.Object, dryRun bool, attrs *admission.Attributes) (runtime.Object, error) {
+	obj, generated, err := s.prepareCreate(ctx, res, namespace, obj, attrs)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +108,9 @@ const generatedSuffixLen = 5
 
 // prepareCreate defaults, stamps and validates a new object, and reports
 // whether it generated the object's name.
-func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace string, obj runtime.Object) (runtime.Object, bool, error) {
+// With attrs (a client's create), the mutating admission plugins run once
+// the namespace is known to accept it, and the validating ones last.
+func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace string, obj runtime.Object, attrs *admission.Attributes) (runtime.Object, bool, error) {
 	m := accessor(obj)
 	if !res.info.Namespaced {
 		m.SetNamespace("")
@@ -106,9 +118,20 @@ func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace str
 	if m.GetResourceVersion() != "" {
 		return nil, false, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
-	if res.info.Namespaced && namespace != "" {
+	if res.info.Namespaced && namespace != "" && !s.noNamespaceLifecycle {
 		if err := s.checkNamespace(ctx, res.gr(), m.GetName(), namespace); err != nil {
 			return nil, false, err
+		}
+	}
+	if attrs != nil {
+		attrs.Object, attrs.OldObject = obj, nil
+		var err error
+		if obj, err = s.admit(ctx, attrs); err != nil {
+			return nil, false, err
+		}
+		m = accessor(obj)
+		if !res.info.Namespaced {
+			m.SetNamespace("")
 		}
 	}
 	res.strategy.Default(obj)
@@ -131,5 +154,11 @@ func (s *Server) prepareCreate(ctx context.Context, res *resource, namespace str
 		return nil, false, err
 	}
 	res.setKind(obj)
+	if attrs != nil {
+		attrs.Object, attrs.Name = obj, m.GetName()
+		if err := s.admission.Validate(ctx, attrs); err != nil {
+			return nil, false, err
+		}
+	}
 	return obj, generated, nil
 }

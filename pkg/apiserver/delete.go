@@ -119,7 +119,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request)
 		s.writeError(w, r, err)
 		return
 	}
-	out, deleted, err := s.deleteObject(r.Context(), q.res, q.namespace, q.name, opts)
+	out, deleted, err := s.deleteAdmitted(r.Context(), q.res, q.namespace, q.name, opts, true)
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
@@ -146,6 +146,12 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request)
 // graceful deletion, marks it with a deletionTimestamp. It returns the
 // object's last state and whether it is gone.
 func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	return s.deleteAdmitted(ctx, res, namespace, name, opts, false)
+}
+
+// deleteAdmitted is deleteObject for a client's delete with admit: the
+// admission chain sees the object once its preconditions hold.
+func (s *Server) deleteAdmitted(ctx context.Context, res *resource, namespace, name string, opts *metav1.DeleteOptions, admit bool) (runtime.Object, bool, error) {
 	if isNamespaces(res) {
 		if slices.Contains(undeletableNamespaces, name) {
 			return nil, false, apierrors.NewForbidden(res.gr(), name, fmt.Errorf("this namespace may not be deleted"))
@@ -166,6 +172,11 @@ func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, nam
 			}
 			if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
 				return nil, false, preconditionFailed(res.gr(), name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+			}
+		}
+		if admit {
+			if err := s.admitDelete(ctx, res, cur, opts); err != nil {
+				return nil, false, err
 			}
 		}
 		uid, rv := m.GetUID(), m.GetResourceVersion()

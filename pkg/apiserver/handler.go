@@ -26,6 +26,8 @@ type request struct {
 	// patch may create the object: creating needs the create permission
 	// too, as in kube-apiserver.
 	http *http.Request
+	// adm is set for a client's write, which goes through admission.
+	adm *writeAdmission
 }
 
 // gr returns the group and resource the request concerns, for errors.

@@ -117,7 +117,10 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 		return missingCheck(current)
 	}
 	compute = s.tracked(r, q, compute)
-	out, _, err := s.write(r.Context(), q, opts.dryRun, compute)
+	pq := *q
+	pq.adm = newWriteAdmission(opts)
+	out, _, err := s.write(r.Context(), &pq, opts.dryRun, compute)
+	addWarnings(w, pq.adm.warnings())
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kplane/kplane/internal/freshconn"
 	"github.com/kplane/kplane/pkg/apiextensions"
+	"github.com/kplane/kplane/pkg/admission"
 	"github.com/kplane/kplane/pkg/audit"
 	"github.com/kplane/kplane/pkg/authentication"
 	"github.com/kplane/kplane/pkg/authorization"
@@ -121,6 +122,9 @@ type Config struct {
 	// Auditor, when not nil, records requests as its policy asks. Nil
 	// audits nothing at no cost per request.
 	Auditor *audit.Auditor
+	// Admission configures the admission chain. The zero value runs
+	// kube-apiserver's default plugins.
+	Admission AdmissionConfig
 }
 
 // Server is a Kubernetes API server over a storage.Backend.
@@ -160,6 +164,15 @@ type Server struct {
 	rbac *rbacState
 	// authz authorizes every request (see Authorizer); nil allows all.
 	authz authorization.Authorizer
+
+	// admission is the chain client writes go through; admSource is
+	// what its plugins read; admUncached counts reads without a cache.
+	admission          *admission.Chain
+	admSource          *admissionSource
+	admUncached        atomic.Uint64
+	// noNamespaceLifecycle is set when NamespaceLifecycle is disabled:
+	// objects may then be created in namespaces that do not exist.
+	noNamespaceLifecycle bool
 }
 
 // resource is one served resource and its store.
@@ -295,6 +308,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.chooseAuthorizer()
+	if err := s.setupAdmission(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

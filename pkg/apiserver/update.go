@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kplane/kplane/pkg/admission"
 	"github.com/kplane/kplane/pkg/storage"
 )
 
@@ -59,13 +60,15 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 	}
 	uq := *q
 	uq.http = r
+	uq.adm = newWriteAdmission(opts)
 	out, created, err := s.write(r.Context(), &uq, opts.dryRun, compute)
-	s.answerWrite(w, r, q, f, out, created, warnings, err)
+	s.answerWrite(w, r, &uq, f, out, created, warnings, err)
 }
 
 // answerWrite answers an update or an apply: its error, or out (201 when
 // the write created it) with the warnings of the request and of out.
 func (s *Server) answerWrite(w http.ResponseWriter, r *http.Request, q *request, f format, out runtime.Object, created bool, warnings []string, err error) {
+	addWarnings(w, q.adm.warnings())
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
@@ -213,11 +216,27 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 			}
 			created = true
 			accessor(obj).SetResourceVersion("")
-			obj, _, err := s.prepareCreate(ctx, res, q.namespace, obj)
+			var attrs *admission.Attributes
+			if q.adm != nil {
+				attrs = s.attributes(ctx, q, q.adm, admission.Create, obj, nil)
+			}
+			obj, _, err := s.prepareCreate(ctx, res, q.namespace, obj, attrs)
 			if err == nil {
 				err = txn.attempt(obj, nil)
 			}
 			return obj, err
+		}
+		var attrs *admission.Attributes
+		if q.adm != nil {
+			attrs = s.attributes(ctx, q, q.adm, admission.Update, obj, current)
+			if q.subresource == "scale" {
+				obj, err = s.admitScale(ctx, q, attrs, obj, current)
+			} else {
+				obj, err = s.admit(ctx, attrs)
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 		out, err := s.prepareUpdate(res, q.subresource, obj, current)
 		if err != nil {
@@ -225,6 +244,17 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 		}
 		if err := s.checkRBACWrite(ctx, res, out, current); err != nil {
 			return nil, err
+		}
+		if attrs != nil {
+			if q.subresource == "scale" {
+				err = s.validateScale(ctx, q, attrs, out, current)
+			} else {
+				attrs.Object, attrs.OldObject = out, current
+				err = s.admission.Validate(ctx, attrs)
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 		if completesDeletion(accessor(out)) && !namespaceHeld(out) {
 			deleteObj = out

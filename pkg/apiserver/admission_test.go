@@ -1,0 +1,207 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kplane/kplane/pkg/admission"
+)
+
+// recordingPlugin records what the chain shows it, labels the objects it
+// may change, and refuses what carries the label deny=<phase>.
+type recordingPlugin struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (p *recordingPlugin) Handles(admission.Operation) bool { return true }
+
+func (p *recordingPlugin) record(phase string, a *admission.Attributes) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := "-"
+	if a.OldObject != nil {
+		old = fmt.Sprintf("%T", a.OldObject)
+	}
+	obj := "-"
+	if a.Object != nil {
+		obj = fmt.Sprintf("%T", a.Object)
+	}
+	user := ""
+	if a.User != nil {
+		user = a.User.Name
+	}
+	p.seen = append(p.seen, fmt.Sprintf("%s %s %s %s/%s %s %s/%s obj=%s old=%s dry=%v opts=%T user=%s", phase, a.Operation, a.Kind.Kind, a.Resource.Resource, a.Subresource, a.Kind.Version, a.Namespace, a.Name, obj, old, a.DryRun, a.Options, user))
+}
+
+func denied(a *admission.Attributes, phase string) bool {
+	if a.Object == nil {
+		return false
+	}
+	m, ok := a.Object.(metav1.Object)
+	return ok && m.GetLabels()["deny"] == phase
+}
+
+func (p *recordingPlugin) Admit(_ context.Context, a *admission.Attributes) error {
+	p.record("admit", a)
+	if denied(a, "admit") {
+		return fmt.Errorf("refused while mutating")
+	}
+	switch o := a.Object.(type) {
+	case *corev1.ConfigMap:
+		if o.Labels == nil {
+			o.Labels = map[string]string{}
+		}
+		o.Labels["admitted"] = strings.ToLower(string(a.Operation))
+	case *autoscalingv1.Scale:
+		if o.Spec.Replicas > 10 {
+			o.Spec.Replicas = 10
+		}
+	}
+	a.AddWarning("seen by the test plugin")
+	return nil
+}
+
+func (p *recordingPlugin) Validate(_ context.Context, a *admission.Attributes) error {
+	p.record("validate", a)
+	if denied(a, "validate") {
+		return apierrors.NewBadRequest("refused while validating")
+	}
+	return nil
+}
+
+func (p *recordingPlugin) take() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.seen
+	p.seen = nil
+	return out
+}
+
+func newAdmissionEnv(t *testing.T) (*testEnv, *recordingPlugin) {
+	p := &recordingPlugin{}
+	e := newTestEnv(t, func(c *Config) {
+		c.Admission.Enable = []string{admission.AlwaysAdmit}
+		c.Admission.Plugins = admission.Plugins{admission.AlwaysAdmit: func(*admission.Config) (admission.Interface, error) { return p, nil }}
+	})
+	return e, p
+}
+
+func TestAdmissionChainSeesEveryWriteAsKubernetesShowsIt(t *testing.T) {
+	e, p := newAdmissionEnv(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"a": "1"}}
+	r := e.do(http.MethodPost, "/api/v1/namespaces/default/configmaps", cm)
+	r.expect(t, http.StatusCreated, "")
+	var got corev1.ConfigMap
+	r.decode(t, &got)
+	if got.Labels["admitted"] != "create" {
+		t.Fatalf("the mutation of the create was not stored: labels %v", got.Labels)
+	}
+	if w := r.header.Values("Warning"); len(w) == 0 || !strings.Contains(w[0], "seen by the test plugin") {
+		t.Fatalf("warning header = %q", w)
+	}
+	want := []string{
+		"admit CREATE ConfigMap configmaps/ v1 default/c obj=*v1.ConfigMap old=- dry=false opts=*v1.CreateOptions user=system:anonymous",
+		"validate CREATE ConfigMap configmaps/ v1 default/c obj=*v1.ConfigMap old=- dry=false opts=*v1.CreateOptions user=system:anonymous",
+	}
+	checkSeen(t, p.take(), want)
+
+	got.Data["a"] = "2"
+	e.do(http.MethodPut, "/api/v1/namespaces/default/configmaps/c?dryRun=All", &got).expect(t, http.StatusOK, "")
+	checkSeen(t, p.take(), []string{
+		"admit UPDATE ConfigMap configmaps/ v1 default/c obj=*v1.ConfigMap old=*v1.ConfigMap dry=true opts=*v1.UpdateOptions user=system:anonymous",
+		"validate UPDATE ConfigMap configmaps/ v1 default/c obj=*v1.ConfigMap old=*v1.ConfigMap dry=true opts=*v1.UpdateOptions user=system:anonymous",
+	})
+	r = e.do(http.MethodPatch, "/api/v1/namespaces/default/configmaps/c", `{"data":{"b":"x"}}`, "Content-Type", "application/merge-patch+json")
+	r.expect(t, http.StatusOK, "")
+	r.decode(t, &got)
+	if got.Labels["admitted"] != "update" || got.Data["a"] != "1" {
+		t.Fatalf("after the patch: labels %v data %v (the dry run must not have stored)", got.Labels, got.Data)
+	}
+	p.take()
+	e.do(http.MethodDelete, "/api/v1/namespaces/default/configmaps/c", nil).expect(t, http.StatusOK, "")
+	checkSeen(t, p.take(), []string{
+		"admit DELETE ConfigMap configmaps/ v1 default/c obj=- old=*v1.ConfigMap dry=false opts=*v1.DeleteOptions user=system:anonymous",
+		"validate DELETE ConfigMap configmaps/ v1 default/c obj=- old=*v1.ConfigMap dry=false opts=*v1.DeleteOptions user=system:anonymous",
+	})
+}
+
+func checkSeen(t *testing.T, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the chain saw:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestAdmissionRefusalStoresNothing(t *testing.T) {
+	e, _ := newAdmissionEnv(t)
+	for _, phase := range []string{"admit", "validate"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c-" + phase, Labels: map[string]string{"deny": phase}}}
+		r := e.do(http.MethodPost, "/api/v1/namespaces/default/configmaps", cm)
+		if phase == "admit" {
+			r.expect(t, http.StatusForbidden, metav1.StatusReasonForbidden)
+			if msg := r.status(t).Message; msg != `configmaps "c-admit" is forbidden: refused while mutating` {
+				t.Fatalf("message = %q", msg)
+			}
+		} else {
+			r.expect(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
+		}
+		e.do(http.MethodGet, "/api/v1/namespaces/default/configmaps/c-"+phase, nil).expect(t, http.StatusNotFound, metav1.StatusReasonNotFound)
+	}
+	// An update refused keeps the stored object.
+	e.do(http.MethodPost, "/api/v1/namespaces/default/configmaps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept"}, Data: map[string]string{"a": "1"}}).expect(t, http.StatusCreated, "")
+	r := e.do(http.MethodPatch, "/api/v1/namespaces/default/configmaps/kept", `{"metadata":{"labels":{"deny":"validate"}},"data":{"a":"2"}}`, "Content-Type", "application/merge-patch+json")
+	r.expect(t, http.StatusBadRequest, metav1.StatusReasonBadRequest)
+	var cm corev1.ConfigMap
+	e.do(http.MethodGet, "/api/v1/namespaces/default/configmaps/kept", nil).decode(t, &cm)
+	if cm.Data["a"] != "1" {
+		t.Fatalf("a refused update was stored: %v", cm.Data)
+	}
+}
+
+func TestAdmissionOfTheScaleSubresourceSeesScales(t *testing.T) {
+	e, p := newAdmissionEnv(t)
+	e.mustCreate("/apis/apps/v1/namespaces/default/deployments", testDeployment("d", 1), nil)
+	p.take()
+	r := e.do(http.MethodPatch, "/apis/apps/v1/namespaces/default/deployments/d/scale", `{"spec":{"replicas":50}}`, "Content-Type", "application/merge-patch+json")
+	r.expect(t, http.StatusOK, "")
+	checkSeen(t, p.take(), []string{
+		"admit UPDATE Scale deployments/scale v1 default/d obj=*v1.Scale old=*v1.Scale dry=false opts=*v1.UpdateOptions user=system:anonymous",
+		"validate UPDATE Scale deployments/scale v1 default/d obj=*v1.Scale old=*v1.Scale dry=false opts=*v1.UpdateOptions user=system:anonymous",
+	})
+	var d appsv1.Deployment
+	e.do(http.MethodGet, deployPath("default", "d"), nil).decode(t, &d)
+	if *d.Spec.Replicas != 10 {
+		t.Fatalf("replicas = %d, want the 10 the plugin capped the Scale to", *d.Spec.Replicas)
+	}
+}
+
+func TestAdmissionPluginFlagsAsKubeAPIServer(t *testing.T) {
+	for _, tc := range []struct {
+		enable, disable []string
+		err             string
+	}{
+		{enable: []string{"NoSuchPlugin"}, err: `enable-admission-plugins plugin "NoSuchPlugin" is unknown`},
+		{enable: []string{admission.AlwaysDeny}, disable: []string{admission.AlwaysDeny}, err: "AlwaysDeny in enable-admission-plugins and disable-admission-plugins overlapped"},
+	} {
+		if _, err := admission.Enabled(tc.enable, tc.disable); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("Enabled(%v, %v) = %v, want %q", tc.enable, tc.disable, err, tc.err)
+		}
+	}
+	e := newTestEnv(t, func(c *Config) { c.Admission.Enable = []string{admission.AlwaysDeny} })
+	r := e.do(http.MethodPost, "/api/v1/namespaces/default/configmaps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}})
+	r.expect(t, http.StatusForbidden, metav1.StatusReasonForbidden)
+	if msg := r.status(t).Message; msg != `configmaps "x" is forbidden: admission control is denying all modifications` {
+		t.Fatalf("message = %q", msg)
+	}
+}
