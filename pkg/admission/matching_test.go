@@ -29,21 +29,21 @@ func TestRuleMatchesAsKubernetes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rule admissionregistrationv1.RuleWithOperations
-		a    Attributes
+		a    *Attributes
 		want bool
 	}{
-		{"resource", rule("pods", nil), Attributes{Operation: Create, Resource: pods, Namespace: "a"}, true},
-		{"a resource rule does not cover its subresources", rule("pods", nil), Attributes{Operation: Create, Resource: pods, Subresource: "status", Namespace: "a"}, false},
-		{"pods/* covers subresources", rule("pods/*", nil), Attributes{Operation: Create, Resource: pods, Subresource: "status"}, true},
-		{"*/status", rule("*/status", nil), Attributes{Operation: Create, Resource: pods, Subresource: "status"}, true},
-		{"*/* covers the resource itself", rule("*/*", nil), Attributes{Operation: Create, Resource: pods}, true},
-		{"other operation", rule("pods", nil), Attributes{Operation: Update, Resource: pods}, false},
-		{"Namespaced scope needs a namespace", rule("*", scope(admissionregistrationv1.NamespacedScope)), Attributes{Operation: Create, Resource: pods}, false},
-		{"a namespace is cluster-scoped though its request has a namespace", rule("*", scope(admissionregistrationv1.ClusterScope)), Attributes{Operation: Create, Resource: ns, Namespace: "x", Name: "x"}, true},
-		{"a namespace is not namespaced", rule("*", scope(admissionregistrationv1.NamespacedScope)), Attributes{Operation: Create, Resource: ns, Namespace: "x", Name: "x"}, false},
+		{"resource", rule("pods", nil), &Attributes{Operation: Create, Resource: pods, Namespace: "a"}, true},
+		{"a resource rule does not cover its subresources", rule("pods", nil), &Attributes{Operation: Create, Resource: pods, Subresource: "status", Namespace: "a"}, false},
+		{"pods/* covers subresources", rule("pods/*", nil), &Attributes{Operation: Create, Resource: pods, Subresource: "status"}, true},
+		{"*/status", rule("*/status", nil), &Attributes{Operation: Create, Resource: pods, Subresource: "status"}, true},
+		{"*/* covers the resource itself", rule("*/*", nil), &Attributes{Operation: Create, Resource: pods}, true},
+		{"other operation", rule("pods", nil), &Attributes{Operation: Update, Resource: pods}, false},
+		{"Namespaced scope needs a namespace", rule("*", scope(admissionregistrationv1.NamespacedScope)), &Attributes{Operation: Create, Resource: pods}, false},
+		{"a namespace is cluster-scoped though its request has a namespace", rule("*", scope(admissionregistrationv1.ClusterScope)), &Attributes{Operation: Create, Resource: ns, Namespace: "x", Name: "x"}, true},
+		{"a namespace is not namespaced", rule("*", scope(admissionregistrationv1.NamespacedScope)), &Attributes{Operation: Create, Resource: ns, Namespace: "x", Name: "x"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := RuleMatches(tc.rule, &tc.a, tc.a.Resource); got != tc.want {
+			if got := RuleMatches(tc.rule, tc.a, tc.a.Resource); got != tc.want {
 				t.Fatalf("RuleMatches = %v, want %v", got, tc.want)
 			}
 		})
