@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -504,7 +505,11 @@ type follower struct {
 	once   sync.Once
 
 	mu   sync.RWMutex
-	objs map[string]map[string]runtime.Object
+	// seen is the resourceVersion of the last change applied; changed is
+	// closed and replaced at every change.
+	seen    uint64
+	changed chan struct{}
+	objs    map[string]map[string]runtime.Object
 	// lists caches the sorted lists by namespace ("\x00" for all) until
 	// the next change.
 	lists map[string][]runtime.Object
@@ -512,7 +517,7 @@ type follower struct {
 }
 
 func newFollower(res *resource) *follower {
-	return &follower{res: res, synced: make(chan struct{}), objs: map[string]map[string]runtime.Object{}, lists: map[string][]runtime.Object{}}
+	return &follower{res: res, synced: make(chan struct{}), changed: make(chan struct{}), objs: map[string]map[string]runtime.Object{}, lists: map[string][]runtime.Object{}}
 }
 
 // wait blocks until the first list is in, or ctx ends.
@@ -571,6 +576,56 @@ func (f *follower) list(namespace string) ([]runtime.Object, uint64, error) {
 	return l, f.rev, nil
 }
 
+// observe records that the follower has seen rv; f.mu is held.
+func (f *follower) observe(rv string) {
+	if n, err := strconv.ParseUint(rv, 10, 64); err == nil && n > f.seen {
+		f.seen = n
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// waitSeen blocks until the follower has seen resourceVersion rv.
+func (f *follower) waitSeen(ctx context.Context, rv uint64) error {
+	if err := f.wait(ctx); err != nil {
+		return err
+	}
+	for {
+		f.mu.RLock()
+		seen, changed := f.seen, f.changed
+		f.mu.RUnlock()
+		if seen >= rv {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// WaitForAdmission blocks until the admission plugins see the objects of
+// gvr as they were at resourceVersion rv or later (the plugins read a
+// cache that follows the store a moment behind). It needs RunControllers
+// (or Run) running; without it plugins read the store itself and it
+// returns at once.
+func (s *Server) WaitForAdmission(ctx context.Context, gvr schema.GroupVersionResource, rv string) error {
+	res, err := s.admSource.resource(gvr)
+	if err != nil {
+		return err
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return fmt.Errorf("resourceVersion %q: %w", rv, err)
+	}
+	f := s.admSource.follower(res)
+	if f == nil {
+		return nil
+	}
+	return f.waitSeen(ctx, n)
+}
+
 // run lists and watches until ctx ends or the resource goes.
 func (f *follower) run(ctx context.Context, s *Server) {
 	for ctx.Err() == nil {
@@ -613,6 +668,7 @@ func (f *follower) listAndWatch(ctx context.Context) error {
 	f.objs = objs
 	f.lists = map[string][]runtime.Object{}
 	f.rev++
+	f.observe(accessorList(list))
 	f.mu.Unlock()
 	f.once.Do(func() { close(f.synced) })
 	w, err := res.store.Watch(ctx, res.prefix(""), storage.ListOptions{Recursive: true, ResourceVersion: accessorList(list)})
@@ -654,6 +710,7 @@ func (f *follower) listAndWatch(ctx context.Context) error {
 		delete(f.lists, ns)
 		delete(f.lists, "\x00")
 		f.rev++
+		f.observe(m.GetResourceVersion())
 		f.mu.Unlock()
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kplane/kplane/pkg/admission"
 	"github.com/kplane/kplane/pkg/apiextensions"
 	"github.com/kplane/kplane/pkg/apiserver"
 	"github.com/kplane/kplane/pkg/client"
@@ -65,6 +67,9 @@ type Env struct {
 	// FeatureGates are the gates of WithFeatureGates, for controllers to
 	// hand to their components. Never nil.
 	FeatureGates featuregate.Gates
+	// Webhook is where the webhooks of WithWebhooks are called; nil
+	// without webhooks.
+	Webhook *WebhookServer
 
 	t           testing.TB
 	resources   []registry.Strategy
@@ -81,6 +86,8 @@ type Env struct {
 	// a controller that fails later must not report to a finished test.
 	mu      sync.Mutex
 	stopped bool
+	// cleanups run last in Stop.
+	cleanups []func()
 }
 
 // controllerFailed fails the test, at once, for a controller's error.
@@ -163,6 +170,11 @@ func start(t testing.TB, o options) (*Env, error) {
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
 	scfg := apiserver.Config{Backend: backend, Resources: resources, Logger: logger}
+	scfg.Admission.Enable = o.enable
+	scfg.Admission.Disable = o.disable
+	if !slices.Contains(o.enable, admission.ServiceAccount) {
+		scfg.Admission.Disable = append(slices.Clone(o.disable), admission.ServiceAccount)
+	}
 	us := &users{}
 	if o.rbac {
 		scfg.AuthorizationMode = apiserver.AuthorizationModeRBAC
@@ -250,6 +262,18 @@ func start(t testing.TB, o options) (*Env, error) {
 			return nil, err
 		}
 	}
+	webhooks, err := env.setupWebhooks(o)
+	if err != nil {
+		return nil, err
+	}
+	if len(webhooks) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), seedTimeout)
+		err := env.installWebhooks(ctx, srv, webhooks)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
 	for _, nc := range o.controllers {
 		env.controllers.Go(func() {
 			err := nc.run(ctrlCtx, env)
@@ -304,6 +328,9 @@ func (e *Env) stop() {
 	}
 	_ = e.backend.Close()
 	e.Client.CloseIdleConnections()
+	for _, f := range e.cleanups {
+		f()
+	}
 }
 
 // Namespace creates a namespace with a new name for t and returns the

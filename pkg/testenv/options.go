@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -26,6 +27,12 @@ type options struct {
 	logger      *slog.Logger
 	waitTimeout time.Duration
 	gates       featuregate.Gates
+	// webhooks, webhookPaths and webhookHandler are WithWebhooks'.
+	webhooks       []runtime.Object
+	webhookPaths   []string
+	webhookHandler http.Handler
+	// enable and disable are WithAdmissionPlugins'.
+	enable, disable []string
 }
 
 // Controller is work that runs inside an environment for its whole life,
@@ -72,6 +79,18 @@ func WithTLS(on bool) Option {
 // before it stops the server. name identifies c in failures.
 func WithController(name string, c Controller) Option {
 	return func(o *options) { o.controllers = append(o.controllers, namedController{name, c}) }
+}
+
+// WithAdmissionPlugins enables and disables admission plugins (by
+// kube-apiserver's names, see package admission) on top of the
+// environment's defaults: kube-apiserver's, except ServiceAccount, which
+// envtest disables too because no controller creates the default
+// ServiceAccounts pods would need.
+func WithAdmissionPlugins(enable, disable []string) Option {
+	return func(o *options) {
+		o.enable = append(o.enable, enable...)
+		o.disable = append(o.disable, disable...)
+	}
 }
 
 // WithLogger receives the API server's logs. Default: discarded.

@@ -20,8 +20,9 @@ import (
 type certs struct {
 	caPEM []byte
 	pool  *x509.CertPool
-	// server is the serving certificate with its key.
-	server tls.Certificate
+	// server is the serving certificate with its key, also in PEM.
+	server                      tls.Certificate
+	serverCertPEM, serverKeyPEM []byte
 	// clientCertPEM and clientKeyPEM identify an administrator.
 	clientCertPEM, clientKeyPEM []byte
 }
@@ -68,11 +69,11 @@ func newCerts(now time.Time) (*certs, error) {
 		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
-	serverCertPEM, serverKeyPEM, err := signLeaf(serverTmpl, ca, caKey)
+	c.serverCertPEM, c.serverKeyPEM, err = signLeaf(serverTmpl, ca, caKey)
 	if err != nil {
 		return nil, fmt.Errorf("testenv: serving certificate: %w", err)
 	}
-	if c.server, err = tls.X509KeyPair(serverCertPEM, serverKeyPEM); err != nil {
+	if c.server, err = tls.X509KeyPair(c.serverCertPEM, c.serverKeyPEM); err != nil {
 		return nil, fmt.Errorf("testenv: serving certificate: %w", err)
 	}
 
