@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/audit"
 	"github.com/kplane/kplane/pkg/authentication"
 	"github.com/kplane/kplane/pkg/authorization"
 	"github.com/kplane/kplane/pkg/storage"
@@ -129,17 +130,28 @@ func newWriteAdmission(opts writeOptions) *writeAdmission {
 	return &writeAdmission{fieldManager: opts.fieldManager, fieldValidation: opts.fieldValidation, dryRun: opts.dryRun}
 }
 
-// warnings returns the warnings admission gave the write's last attempt.
-func (wa *writeAdmission) warnings() []string {
+// finish returns the warnings admission gave the write's last attempt,
+// and records its audit annotations in the request's audit event.
+func (wa *writeAdmission) finish(ctx context.Context) []string {
 	if wa == nil {
 		return nil
 	}
 	wa.mu.Lock()
-	defer wa.mu.Unlock()
-	if wa.attrs == nil {
+	a := wa.attrs
+	wa.mu.Unlock()
+	if a == nil {
 		return nil
 	}
-	return wa.attrs.Warnings()
+	recordAnnotations(ctx, a)
+	return a.Warnings()
+}
+
+// recordAnnotations copies a's audit annotations to the request's audit
+// event.
+func recordAnnotations(ctx context.Context, a *admission.Attributes) {
+	for k, v := range a.Annotations() {
+		audit.AddAnnotation(ctx, k, v)
+	}
 }
 
 // options returns the options object of op.
@@ -265,6 +277,7 @@ func (s *Server) admitDelete(ctx context.Context, res *resource, cur runtime.Obj
 	o := opts.DeepCopy()
 	o.TypeMeta = metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "DeleteOptions"}
 	a := s.newAttributes(ctx, res, "", admission.Delete, nil, cur.DeepCopyObject(), o, len(opts.DryRun) > 0)
+	defer recordAnnotations(ctx, a)
 	if err := s.admission.Admit(ctx, a); err != nil {
 		return err
 	}

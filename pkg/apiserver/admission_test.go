@@ -205,3 +205,50 @@ func TestAdmissionPluginFlagsAsKubeAPIServer(t *testing.T) {
 		t.Fatalf("message = %q", msg)
 	}
 }
+
+func TestAdmissionSourceFollowsTheStore(t *testing.T) {
+	e := newTestEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = e.server.RunControllers(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	src := e.server.admSource
+	// The follower starts on first use, listing what exists.
+	var created corev1.ConfigMap
+	e.do(http.MethodPost, "/api/v1/namespaces/default/configmaps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}).decode(t, &created)
+	if err := e.server.WaitForAdmission(ctx, gvr, created.ResourceVersion); err != nil {
+		t.Fatal(err)
+	}
+	objs, rev1, err := src.List(ctx, gvr, "default")
+	if err != nil || len(objs) != 1 || accessor(objs[0]).GetName() != "a" {
+		t.Fatalf("List = %v, %v", objs, err)
+	}
+	if k := objs[0].GetObjectKind().GroupVersionKind().Kind; k != "ConfigMap" {
+		t.Fatalf("listed objects have kind %q", k)
+	}
+	// Later changes arrive through the watch, with a new revision.
+	e.do(http.MethodPost, "/api/v1/namespaces/kube-system/configmaps", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}).decode(t, &created)
+	if err := e.server.WaitForAdmission(ctx, gvr, created.ResourceVersion); err != nil {
+		t.Fatal(err)
+	}
+	all, rev2, err := src.List(ctx, gvr, "")
+	if err != nil || len(all) < 2 || rev2 == rev1 {
+		t.Fatalf("List(all) = %d objects, revision %d (was %d), %v", len(all), rev2, rev1, err)
+	}
+	if _, err := src.Get(ctx, gvr, "kube-system", "b"); err != nil {
+		t.Fatal(err)
+	}
+	e.do(http.MethodDelete, "/api/v1/namespaces/kube-system/configmaps/b", nil).expect(t, http.StatusOK, "")
+	var list corev1.ConfigMapList
+	e.do(http.MethodGet, "/api/v1/configmaps", nil).decode(t, &list)
+	if err := e.server.WaitForAdmission(ctx, gvr, list.ResourceVersion); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Get(ctx, gvr, "kube-system", "b"); !apierrors.IsNotFound(err) {
+		t.Fatalf("Get of a deleted object = %v, want NotFound", err)
+	}
+}

@@ -54,7 +54,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request)
 	wa := newWriteAdmission(opts)
 	attrs := s.attributes(r.Context(), q, wa, admission.Create, obj, nil)
 	out, err := s.createAdmitted(r.Context(), q.res, q.namespace, obj, opts.dryRun, attrs)
-	addWarnings(w, wa.warnings())
+	addWarnings(w, wa.finish(r.Context()))
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), m.GetName())
 		return

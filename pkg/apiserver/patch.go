@@ -120,7 +120,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) 
 	pq := *q
 	pq.adm = newWriteAdmission(opts)
 	out, _, err := s.write(r.Context(), &pq, opts.dryRun, compute)
-	addWarnings(w, pq.adm.warnings())
+	addWarnings(w, pq.adm.finish(r.Context()))
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return

@@ -68,7 +68,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request)
 // answerWrite answers an update or an apply: its error, or out (201 when
 // the write created it) with the warnings of the request and of out.
 func (s *Server) answerWrite(w http.ResponseWriter, r *http.Request, q *request, f format, out runtime.Object, created bool, warnings []string, err error) {
-	addWarnings(w, q.adm.warnings())
+	addWarnings(w, q.adm.finish(r.Context()))
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
