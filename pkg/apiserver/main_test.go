@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testclock "k8s.io/utils/clock/testing"
 
+	"github.com/kplane/kplane/pkg/admission"
 	"github.com/kplane/kplane/pkg/storage/memory"
 )
 
@@ -46,6 +47,9 @@ func newTestEnvWithStorage(t testing.TB, mcfg memory.Config, mutate ...func(*Con
 	// -race on a loaded machine can outlast the default request timeout;
 	// the tests of the timeout set it themselves.
 	cfg := Config{Backend: backend, Clock: clk, RequestTimeout: 10 * time.Minute}
+	// No controller creates the default ServiceAccounts pods would need;
+	// the tests of ServiceAccount admission enable it.
+	cfg.Admission.Disable = []string{admission.ServiceAccount}
 	for _, m := range mutate {
 		m(&cfg)
 	}
