@@ -20,7 +20,7 @@ func NewDelaying[T comparable](cfg Config) (*DelayingQueue[T], error) {
 		return nil, err
 	}
 	q := &DelayingQueue[T]{}
-	q.e.init(cfg)
+	q.e.init(cfg, true)
 	return q, nil
 }
 

@@ -65,17 +65,37 @@ func TestDelayingRules(t *testing.T) {
 			{get: []string{"b"}, len: 0},
 			{step: 10 * s, len: 0},
 		}},
-		{"an Add makes a waiting item ready now, once", []delayOp{
+		{"an Add makes a waiting item ready now and its delayed add still comes, as client-go", []delayOp{
 			{add: "a", after: s, len: 0},
 			{now: "a", len: 1},
 			{get: []string{"a"}, len: 0},
-			{step: s, len: 0},
+			{step: s, len: 1},
+			{get: []string{"a"}, len: 0},
 		}},
-		{"a delayed add of a ready item changes nothing", []delayOp{
+		{"a delayed add of a ready item is not absorbed: it adds the item again once processed, as client-go", []delayOp{
 			{now: "a", len: 1},
 			{add: "a", after: s, len: 1},
 			{get: []string{"a"}, len: 0},
+			{step: s, len: 1},
+			{get: []string{"a"}, len: 0},
 			{step: s, len: 0},
+		}},
+		{"a delayed add due while the item is still ready adds nothing more, as client-go", []delayOp{
+			{now: "a", len: 1},
+			{add: "a", after: s, len: 1},
+			{step: s, len: 1},
+			{get: []string{"a"}, len: 0},
+			{step: s, len: 0},
+		}},
+		{"a delayed add made while processing comes after Done, as client-go", []delayOp{
+			{now: "a", len: 1},
+			{begin: "a", len: 0},
+			{now: "a", len: 0},
+			{add: "a", after: s, len: 0},
+			{done: "a", len: 1},
+			{get: []string{"a"}, len: 0},
+			{step: s, len: 1},
+			{get: []string{"a"}, len: 0},
 		}},
 		{"an item due while processing is queued on Done", []delayOp{
 			{now: "a", len: 1},

@@ -22,31 +22,31 @@ const (
 	// flagProcessing: a consumer got the item and has not called Done.
 	flagProcessing
 	// flagWaiting: the item is in the delay heap until its ready time.
-	// Never set together with flagDirty.
+	// Set together with flagDirty only in the client-go delay mode (see
+	// engine.separateDelays).
 	flagWaiting
 )
 
 // rec is the engine's record of one item. A record exists exactly while its
 // item is dirty, waiting or processing; it is then recycled. It is kept to
-// 64 bytes for a string key: a deep queue is bound by memory traffic. Times
-// are durations since the engine's epoch on its clock.
+// 56 bytes for a string key (the ready time of a waiting item is in its
+// heap entry): a deep queue is bound by memory traffic. Times are durations
+// since the engine's epoch on its clock.
 type rec[T comparable] struct {
 	key T
 	// seq, while queued, stamps the record's live entry in a ready level: an
 	// entry whose stamp differs is stale (left behind by a priority raise)
-	// and skipped. While waiting, it orders equal ready times first come,
-	// first served.
+	// and skipped.
 	seq uint64
 	// prio is the priority of the pending add; meaningful while dirty or
 	// waiting. Re-adds only ever raise it.
 	prio int
-	// readyAt and heapIdx are meaningful while waiting.
-	readyAt time.Duration
 	// addedAt and startedAt feed the latency metrics; unused without them.
 	addedAt   time.Duration
 	startedAt time.Duration
-	heapIdx   int32
-	flags     itemFlags
+	// heapIdx is the index of the record's delay heap entry while waiting.
+	heapIdx int32
+	flags   itemFlags
 }
 
 // entry is a slot in a ready level's FIFO.
@@ -110,6 +110,15 @@ type engine[T comparable] struct {
 	// the queue's peak size.
 	free []*rec[T]
 
+	// separateDelays is client-go's delay mode (the delaying and rate
+	// limiting queues): a delayed add is kept apart from the item's ready
+	// state, as client-go's waiting heap is, and adds the item again when
+	// its time comes unless the item is then already dirty; an immediate
+	// add leaves it waiting. Without it (the priority queue, as
+	// controller-runtime's), an item has one pending add: the highest
+	// priority and the earliest ready time win.
+	separateDelays bool
+
 	shuttingDown bool
 	shut         atomic.Bool // mirrors shuttingDown for lock-free reads
 	// drained is closed when a ShutDownWithDrain wait may end; nil when no
@@ -133,7 +142,8 @@ type engine[T comparable] struct {
 	waiterPool sync.Pool
 }
 
-func (e *engine[T]) init(cfg Config) {
+func (e *engine[T]) init(cfg Config, separateDelays bool) {
+	e.separateDelays = separateDelays
 	e.items = make(map[T]*rec[T])
 	e.clock = cfg.Clock
 	e.epoch = cfg.Clock.Now()
@@ -174,6 +184,10 @@ func (e *engine[T]) addLocked(key T, prio int) {
 		e.markDirtyLocked(r)
 	case r.flags&flagDirty != 0:
 		e.raiseLocked(r, prio)
+	case r.flags&flagWaiting != 0 && e.separateDelays:
+		// The delayed add stays: it adds the item again at its time.
+		r.prio = prio
+		e.markDirtyLocked(r)
 	case r.flags&flagWaiting != 0:
 		e.delayed.remove(int(r.heapIdx))
 		r.flags &^= flagWaiting
@@ -192,18 +206,21 @@ func (e *engine[T]) addAfterLocked(key T, prio int, readyAt time.Duration) {
 		r = e.newRecLocked(key)
 		r.prio = prio
 		e.waitLocked(r, readyAt)
-	case r.flags&flagDirty != 0:
-		// Already due now, which is earlier than readyAt.
-		e.raiseLocked(r, prio)
 	case r.flags&flagWaiting != 0:
 		r.prio = max(r.prio, prio)
-		if readyAt < r.readyAt {
-			r.readyAt = readyAt
+		if ent := &e.delayed[r.heapIdx]; readyAt < ent.readyAt {
+			ent.readyAt = readyAt
 			e.delayed.fix(int(r.heapIdx))
 			if r.heapIdx == 0 {
 				e.kickLocked()
 			}
 		}
+	case r.flags&flagDirty != 0 && e.separateDelays:
+		// Queued now, and to be added again at readyAt (client-go).
+		e.waitLocked(r, readyAt)
+	case r.flags&flagDirty != 0:
+		// Already due now, which is earlier than readyAt.
+		e.raiseLocked(r, prio)
 	default: // processing, nothing pending
 		r.prio = prio
 		e.waitLocked(r, readyAt)
@@ -224,10 +241,8 @@ func (e *engine[T]) raiseLocked(r *rec[T], prio int) {
 
 func (e *engine[T]) waitLocked(r *rec[T], readyAt time.Duration) {
 	e.seq++
-	r.readyAt = readyAt
-	r.seq = e.seq
 	r.flags |= flagWaiting
-	e.delayed.push(r)
+	e.delayed.push(delayEntry[T]{r: r, readyAt: readyAt, seq: e.seq})
 	if r.heapIdx == 0 {
 		e.kickLocked()
 	}
@@ -388,7 +403,7 @@ func (e *engine[T]) done(key T) {
 	case r.flags&flagWaiting == 0:
 		e.freeLocked(r)
 	}
-	if e.drained != nil && e.nready == 0 && e.nprocessing == 0 {
+	if e.drained != nil && e.nprocessing == 0 {
 		close(e.drained)
 		e.drained = nil
 	}
@@ -407,7 +422,7 @@ func (e *engine[T]) shutDown(drain bool) {
 	e.shutDownLocked()
 	var wait chan struct{}
 	switch {
-	case drain && (e.nready > 0 || e.nprocessing > 0):
+	case drain && e.nprocessing > 0:
 		if e.drained == nil {
 			e.drained = make(chan struct{})
 		}
@@ -432,7 +447,8 @@ func (e *engine[T]) shutDownLocked() {
 	for e.waiters.len() > 0 { // they will find nothing ready, or shutdown
 		e.waiters.pop().ch <- struct{}{}
 	}
-	for _, r := range e.delayed {
+	for _, ent := range e.delayed {
+		r := ent.r
 		r.flags &^= flagWaiting
 		r.heapIdx = -1
 		if r.flags == 0 {
@@ -557,9 +573,11 @@ func (e *engine[T]) promoteDue() (next time.Duration, ok bool) {
 	}
 	now := e.now()
 	for len(e.delayed) > 0 && e.delayed[0].readyAt <= now {
-		r := e.delayed.popMin()
+		r := e.delayed.popMin().r
 		r.flags &^= flagWaiting
-		e.markDirtyLocked(r)
+		if r.flags&flagDirty == 0 {
+			e.markDirtyLocked(r)
+		}
 	}
 	if len(e.delayed) == 0 {
 		return next, false

@@ -1,13 +1,23 @@
 package workqueue
 
+import "time"
+
+// delayEntry is an item waiting in the delay heap: its ready time and the
+// order it started waiting in (ties are first come, first served).
+type delayEntry[T comparable] struct {
+	r       *rec[T]
+	readyAt time.Duration
+	seq     uint64
+}
+
 // delayHeap is a binary min-heap of the items waiting for their ready time,
 // ordered by ready time and then by the order they started waiting. Each
-// record keeps its index so it can be moved when its ready time improves.
-// Not safe for concurrent use; the engine's lock guards it.
-type delayHeap[T comparable] []*rec[T]
+// record keeps its entry's index so it can be moved when its ready time
+// improves. Not safe for concurrent use; the engine's lock guards it.
+type delayHeap[T comparable] []delayEntry[T]
 
 func (h delayHeap[T]) less(i, j int) bool {
-	a, b := h[i], h[j]
+	a, b := &h[i], &h[j]
 	if a.readyAt == b.readyAt {
 		return a.seq < b.seq
 	}
@@ -16,41 +26,41 @@ func (h delayHeap[T]) less(i, j int) bool {
 
 func (h delayHeap[T]) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].heapIdx = int32(i)
-	h[j].heapIdx = int32(j)
+	h[i].r.heapIdx = int32(i)
+	h[j].r.heapIdx = int32(j)
 }
 
-func (h *delayHeap[T]) push(r *rec[T]) {
-	r.heapIdx = int32(len(*h))
-	*h = append(*h, r)
+func (h *delayHeap[T]) push(e delayEntry[T]) {
+	e.r.heapIdx = int32(len(*h))
+	*h = append(*h, e)
 	h.up(len(*h) - 1)
 }
 
-// popMin removes and returns the earliest record. The heap must not be empty.
-func (h *delayHeap[T]) popMin() *rec[T] {
+// popMin removes and returns the earliest entry. The heap must not be empty.
+func (h *delayHeap[T]) popMin() delayEntry[T] {
 	return h.remove(0)
 }
 
-// remove takes the record at index i out of the heap.
-func (h *delayHeap[T]) remove(i int) *rec[T] {
+// remove takes the entry at index i out of the heap.
+func (h *delayHeap[T]) remove(i int) delayEntry[T] {
 	old := *h
 	n := len(old) - 1
-	r := old[i]
+	e := old[i]
 	if i != n {
 		old.swap(i, n)
 	}
-	old[n] = nil
+	old[n] = delayEntry[T]{}
 	*h = old[:n]
 	if i != n {
 		if !h.down(i) {
 			h.up(i)
 		}
 	}
-	r.heapIdx = -1
-	return r
+	e.r.heapIdx = -1
+	return e
 }
 
-// fix restores the order after the record at index i got an earlier time.
+// fix restores the order after the entry at index i got an earlier time.
 func (h delayHeap[T]) fix(i int) { h.up(i) }
 
 func (h delayHeap[T]) up(i int) {
@@ -64,7 +74,7 @@ func (h delayHeap[T]) up(i int) {
 	}
 }
 
-// down sifts the record at i towards the leaves and reports whether it moved.
+// down sifts the entry at i towards the leaves and reports whether it moved.
 func (h delayHeap[T]) down(i int) bool {
 	start := i
 	n := len(h)

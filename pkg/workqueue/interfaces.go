@@ -29,9 +29,11 @@ type Interface[T comparable] interface {
 	// exit. Calling it while ShutDownWithDrain waits ends that wait.
 	ShutDown()
 	// ShutDownWithDrain shuts the queue down like ShutDown and then blocks
-	// until every ready item has been handed out and every handed-out item is
-	// Done, including items re-queued by Done. Consumers must keep calling
-	// Get until it reports shutdown, or it blocks forever.
+	// until no item handed out by Get is still waiting for its Done, as
+	// client-go's does: items ready but not yet taken (including one that
+	// Done re-queues) do not hold it, so a shutdown whose workers have
+	// already stopped returns at once. Consumers that keep calling Get still
+	// get the ready items until it reports shutdown.
 	ShutDownWithDrain()
 	// ShuttingDown reports whether ShutDown or ShutDownWithDrain was called.
 	ShuttingDown() bool
@@ -42,8 +44,12 @@ type Interface[T comparable] interface {
 type DelayingInterface[T comparable] interface {
 	Interface[T]
 	// AddAfter adds item once d has passed on the queue's clock. d <= 0 adds
-	// it at once. If item is already ready, or already waiting with an
-	// earlier ready time, the earlier time wins. It never blocks.
+	// it at once. As in client-go, the delayed add is kept apart from the
+	// item's other adds: an item already waiting keeps the earlier of its
+	// two ready times, while one already ready or being processed is added
+	// again when d has passed unless it is then still ready (an Add
+	// meanwhile does not cancel it). The PriorityQueue instead keeps one
+	// pending add per item, as controller-runtime's. It never blocks.
 	AddAfter(item T, d time.Duration)
 }
 

@@ -19,7 +19,7 @@ func (e *engine[T]) checkInvariants() error {
 		switch {
 		case f == 0:
 			return fmt.Errorf("%v: record kept with no state", key)
-		case f&flagDirty != 0 && f&flagWaiting != 0:
+		case f&flagDirty != 0 && f&flagWaiting != 0 && !e.separateDelays:
 			return fmt.Errorf("%v: both dirty and waiting", key)
 		case f&flagQueued != 0 && (f&flagDirty == 0 || f&flagProcessing != 0):
 			return fmt.Errorf("%v: queued but flags %04b", key, f)
@@ -33,7 +33,7 @@ func (e *engine[T]) checkInvariants() error {
 			processing++
 		}
 		if f&flagWaiting != 0 {
-			if i := int(r.heapIdx); i < 0 || i >= len(e.delayed) || e.delayed[i] != r {
+			if i := int(r.heapIdx); i < 0 || i >= len(e.delayed) || e.delayed[i].r != r {
 				return fmt.Errorf("%v: waiting but not at its heap index %d", key, r.heapIdx)
 			}
 		}
@@ -44,7 +44,8 @@ func (e *engine[T]) checkInvariants() error {
 	if processing != e.nprocessing {
 		return fmt.Errorf("%d items processing, nprocessing %d", processing, e.nprocessing)
 	}
-	for i, r := range e.delayed {
+	for i, ent := range e.delayed {
+		r := ent.r
 		if r.flags&flagWaiting == 0 || e.items[r.key] != r {
 			return fmt.Errorf("heap entry %d (%v) is not a waiting item", i, r.key)
 		}

@@ -21,7 +21,7 @@ var _ PriorityInterface[string] = (*PriorityQueue[string])(nil)
 // goroutine.
 func NewPriority[T comparable](cfg PriorityConfig[T]) (*PriorityQueue[T], error) {
 	q := &PriorityQueue[T]{}
-	if err := q.init(cfg.Config, cfg.RateLimiter); err != nil {
+	if err := q.init(cfg.Config, cfg.RateLimiter, false); err != nil {
 		return nil, err
 	}
 	return q, nil

@@ -17,7 +17,7 @@ func New[T comparable](cfg Config) (*Queue[T], error) {
 		return nil, err
 	}
 	q := &Queue[T]{}
-	q.e.init(cfg)
+	q.e.init(cfg, false)
 	return q, nil
 }
 

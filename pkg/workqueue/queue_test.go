@@ -249,7 +249,7 @@ func TestBlockingGet(t *testing.T) {
 
 func TestShutDownWithDrain(t *testing.T) {
 	for _, kind := range kinds {
-		t.Run(kind.name+"/waits for ready and processing items", func(t *testing.T) {
+		t.Run(kind.name+"/waits for the items handed out, as client-go", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				q, e := kind.new(t, Config{})
 				q.Add("a")
@@ -276,27 +276,49 @@ func TestShutDownWithDrain(t *testing.T) {
 				step("start", false)
 				q.Add("d") // ignored: shutting down
 				var got []string
-				for _, want := range []string{"b", "c"} {
+				item, shutdown := q.Get()
+				if shutdown {
+					t.Fatal("Get reported shutdown with b ready")
+				}
+				got = append(got, item)
+				q.Done("a") // re-queues a; b is still out
+				step("Done a", false)
+				q.Done(item)
+				// Nothing is out any more: c and a are ready but never
+				// taken, which does not hold the drain (client-go).
+				step("Done "+item, true)
+				for range 2 {
 					item, shutdown := q.Get()
 					if shutdown {
-						t.Fatalf("Get reported shutdown with %s ready", want)
+						t.Fatal("Get reported shutdown with items ready")
 					}
 					got = append(got, item)
 					q.Done(item)
-					step("Done "+item, false)
 				}
-				q.Done("a") // re-queues a
-				step("Done a", false)
-				item, _ := q.Get()
-				got = append(got, item)
-				step("Get a", false)
-				q.Done(item)
-				step("last Done", true)
 				if diff := cmp.Diff([]string{"b", "c", "a"}, got); diff != "" {
 					t.Fatalf("processed (-want +got):\n%s", diff)
 				}
 				if _, shutdown := q.Get(); !shutdown {
 					t.Fatal("Get after drain did not report shutdown")
+				}
+			})
+		})
+		t.Run(kind.name+"/items never taken do not hold it, as client-go", func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q, _ := kind.new(t, Config{})
+				q.Add("a")
+				q.Add("b")
+				drained := make(chan struct{})
+				go func() {
+					q.ShutDownWithDrain() // the workers are gone: must not hang
+					close(drained)
+				}()
+				synctest.Wait()
+				if _, done := received(drained); !done {
+					t.Fatal("ShutDownWithDrain waits for items no worker took")
+				}
+				if q.Len() != 2 {
+					t.Fatalf("Len = %d, want the 2 items still ready", q.Len())
 				}
 			})
 		})

@@ -40,7 +40,8 @@ func defaultControllerRateLimiter[T comparable](c clock.PassiveClock) RateLimite
 type ExponentialConfig struct {
 	// Base is the delay after the first failure. Zero means 5ms.
 	Base time.Duration
-	// Max caps the delay. Zero means 1000s. It must not be below Base.
+	// Max caps the delay. Zero means 1000s. A Max below Base makes every
+	// delay Max, as client-go's limiter does.
 	Max time.Duration
 }
 
@@ -65,9 +66,6 @@ func NewExponentialLimiter[T comparable](cfg ExponentialConfig) (*ExponentialLim
 	}
 	if cfg.Max == 0 {
 		cfg.Max = DefaultExponentialMax
-	}
-	if cfg.Max < cfg.Base {
-		return nil, fmt.Errorf("workqueue: exponential limiter max %v is below base %v", cfg.Max, cfg.Base)
 	}
 	return newExponential[T](cfg.Base, cfg.Max), nil
 }

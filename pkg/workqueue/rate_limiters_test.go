@@ -204,8 +204,6 @@ func TestLimiterConfigErrors(t *testing.T) {
 	}{
 		{"negative base", second(NewExponentialLimiter[string](ExponentialConfig{Base: -1}))},
 		{"negative max", second(NewExponentialLimiter[string](ExponentialConfig{Max: -1}))},
-		{"max below base", second(NewExponentialLimiter[string](ExponentialConfig{Base: time.Second, Max: time.Millisecond}))},
-		{"max below default base", second(NewExponentialLimiter[string](ExponentialConfig{Max: time.Millisecond}))},
 		{"negative fast", second(NewFastSlowLimiter[string](FastSlowConfig{Fast: -1}))},
 		{"negative slow", second(NewFastSlowLimiter[string](FastSlowConfig{Slow: -1}))},
 		{"negative attempts", second(NewFastSlowLimiter[string](FastSlowConfig{FastAttempts: -1}))},
@@ -223,6 +221,28 @@ func TestLimiterConfigErrors(t *testing.T) {
 }
 
 func second[A any](_ A, err error) error { return err }
+
+// client-go's exponential limiter takes a base above its cap and returns
+// the cap for every failure; a port that passes such values must not fail.
+func TestExponentialLimiterBaseAboveMaxReturnsMaxAsClientGo(t *testing.T) {
+	for _, cfg := range []ExponentialConfig{
+		{Base: time.Second, Max: time.Millisecond},
+		{Max: time.Millisecond}, // below the default base
+	} {
+		l, err := NewExponentialLimiter[string](cfg)
+		if err != nil {
+			t.Fatalf("%+v: %v", cfg, err)
+		}
+		for i := range 3 {
+			if d := l.When("a"); d != time.Millisecond {
+				t.Fatalf("%+v: failure %d delay %v, want the cap 1ms", cfg, i+1, d)
+			}
+		}
+		if n := l.NumRequeues("a"); n != 3 {
+			t.Fatalf("NumRequeues = %d, want 3", n)
+		}
+	}
+}
 
 func TestRateLimitingQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -14,13 +14,13 @@ var _ RateLimitingInterface[string] = (*RateLimitingQueue[string])(nil)
 // starts no goroutine.
 func NewRateLimiting[T comparable](cfg RateLimitingConfig[T]) (*RateLimitingQueue[T], error) {
 	q := &RateLimitingQueue[T]{}
-	if err := q.init(cfg.Config, cfg.RateLimiter); err != nil {
+	if err := q.init(cfg.Config, cfg.RateLimiter, true); err != nil {
 		return nil, err
 	}
 	return q, nil
 }
 
-func (q *RateLimitingQueue[T]) init(cfg Config, limiter RateLimiter[T]) error {
+func (q *RateLimitingQueue[T]) init(cfg Config, limiter RateLimiter[T], separateDelays bool) error {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (q *RateLimitingQueue[T]) init(cfg Config, limiter RateLimiter[T]) error {
 		limiter = defaultControllerRateLimiter[T](cfg.Clock)
 	}
 	q.limiter = limiter
-	q.e.init(cfg)
+	q.e.init(cfg, separateDelays)
 	return nil
 }
 
