@@ -86,10 +86,10 @@ func TestAdmitPodCreate(t *testing.T) {
 			want:    corev1.PodSpec{PriorityClassName: "system-node-critical", Priority: i32(2000001000), PreemptionPolicy: policy(corev1.PreemptLowerPriority)},
 		},
 		{
-			name:    "a class the cache lacks is fetched from the store",
-			store:   []runtime.Object{high},
-			spec:    corev1.PodSpec{PriorityClassName: "high"},
-			want:    corev1.PodSpec{PriorityClassName: "high", Priority: i32(1000), PreemptionPolicy: policy(corev1.PreemptLowerPriority)},
+			name:  "a class the cache lacks is fetched from the store",
+			store: []runtime.Object{high},
+			spec:  corev1.PodSpec{PriorityClassName: "high"},
+			want:  corev1.PodSpec{PriorityClassName: "high", Priority: i32(1000), PreemptionPolicy: policy(corev1.PreemptLowerPriority)},
 		},
 		{
 			name:    "a priority equal to the computed one is accepted",
