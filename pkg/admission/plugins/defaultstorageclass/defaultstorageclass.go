@@ -23,16 +23,16 @@ const (
 
 var (
 	claimsResource = schema.GroupResource{Resource: "persistentvolumeclaims"}
-	// StorageClasses is the resource the plugin reads.
-	StorageClasses = storagev1.SchemeGroupVersion.WithResource("storageclasses")
+	// storageClasses is the resource the plugin reads.
+	storageClasses = storagev1.SchemeGroupVersion.WithResource("storageclasses")
 )
 
-// Plugin sets the default StorageClass of new claims.
-type Plugin struct {
+// plugin sets the default StorageClass of new claims.
+type plugin struct {
 	source admission.Source
 }
 
-var _ admission.MutationInterface = (*Plugin)(nil)
+var _ admission.MutationInterface = (*plugin)(nil)
 
 // New builds the plugin; cfg.Source is required. It is an
 // admission.Factory.
@@ -40,14 +40,14 @@ func New(cfg *admission.Config) (admission.Interface, error) {
 	if cfg == nil || cfg.Source == nil {
 		return nil, errors.New("DefaultStorageClass needs a Source")
 	}
-	return &Plugin{source: cfg.Source}, nil
+	return &plugin{source: cfg.Source}, nil
 }
 
 // Handles reports true for CREATE only.
-func (p *Plugin) Handles(op admission.Operation) bool { return op == admission.Create }
+func (p *plugin) Handles(op admission.Operation) bool { return op == admission.Create }
 
 // Admit sets spec.storageClassName of a claim that names no class.
-func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
+func (p *plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	if a.Resource.GroupResource() != claimsResource || a.Subresource != "" {
 		return nil
 	}
@@ -71,8 +71,8 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 }
 
 // defaultClass returns the default StorageClass, or nil when there is none.
-func (p *Plugin) defaultClass(ctx context.Context) (*storagev1.StorageClass, error) {
-	objs, _, err := p.source.List(ctx, StorageClasses, "")
+func (p *plugin) defaultClass(ctx context.Context) (*storagev1.StorageClass, error) {
+	objs, _, err := p.source.List(ctx, storageClasses, "")
 	if err != nil {
 		return nil, fmt.Errorf("list storage classes: %w", err)
 	}

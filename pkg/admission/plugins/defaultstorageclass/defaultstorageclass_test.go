@@ -92,7 +92,7 @@ func TestAdmit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := New(&admission.Config{Source: &fakeSource{objs: map[schema.GroupVersionResource][]runtime.Object{StorageClasses: tt.classes}}})
+			p, err := New(&admission.Config{Source: &fakeSource{objs: map[schema.GroupVersionResource][]runtime.Object{storageClasses: tt.classes}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestAdmitListErrorIsForbidden(t *testing.T) {
 }
 
 func TestAdmitIgnoresOtherRequests(t *testing.T) {
-	p, _ := New(&admission.Config{Source: &fakeSource{objs: map[schema.GroupVersionResource][]runtime.Object{StorageClasses: {class("standard", 0, map[string]string{IsDefaultAnnotation: "true"})}}}})
+	p, _ := New(&admission.Config{Source: &fakeSource{objs: map[schema.GroupVersionResource][]runtime.Object{storageClasses: {class("standard", 0, map[string]string{IsDefaultAnnotation: "true"})}}}})
 	m := p.(admission.MutationInterface)
 	if m.Handles(admission.Update) || !m.Handles(admission.Create) {
 		t.Error("the plugin must handle CREATE only, as Kubernetes'")

@@ -18,19 +18,19 @@ const DefaultSeconds int64 = 300
 
 var podsResource = schema.GroupResource{Resource: "pods"}
 
-// Plugin adds the default not-ready and unreachable tolerations to pods.
-type Plugin struct {
+// plugin adds the default not-ready and unreachable tolerations to pods.
+type plugin struct {
 	notReady    int64
 	unreachable int64
 }
 
-var _ admission.MutationInterface = (*Plugin)(nil)
+var _ admission.MutationInterface = (*plugin)(nil)
 
 // New builds the plugin from cfg.DefaultNotReadyTolerationSeconds and
 // cfg.DefaultUnreachableTolerationSeconds (DefaultSeconds when zero). It
 // is an admission.Factory.
 func New(cfg *admission.Config) (admission.Interface, error) {
-	p := &Plugin{notReady: DefaultSeconds, unreachable: DefaultSeconds}
+	p := &plugin{notReady: DefaultSeconds, unreachable: DefaultSeconds}
 	if cfg != nil {
 		if cfg.DefaultNotReadyTolerationSeconds != 0 {
 			p.notReady = cfg.DefaultNotReadyTolerationSeconds
@@ -43,12 +43,12 @@ func New(cfg *admission.Config) (admission.Interface, error) {
 }
 
 // Handles reports true for CREATE and UPDATE.
-func (p *Plugin) Handles(op admission.Operation) bool {
+func (p *plugin) Handles(op admission.Operation) bool {
 	return op == admission.Create || op == admission.Update
 }
 
 // Admit adds the tolerations a pod lacks.
-func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
+func (p *plugin) Admit(_ context.Context, a *admission.Attributes) error {
 	if a.Resource.GroupResource() != podsResource || a.Subresource != "" {
 		return nil
 	}

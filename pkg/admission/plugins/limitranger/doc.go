@@ -1,5 +1,5 @@
 // Package limitranger is the LimitRanger admission plugin, as Kubernetes':
-// the LimitRanges of a namespace give the containers of its pods default
+// the limitRanges of a namespace give the containers of its pods default
 // requests and limits, and bound what pods and PersistentVolumeClaims may
 // ask for.
 //
@@ -22,6 +22,6 @@
 // than resize are not looked at (containers' resources cannot change
 // there), nor is an object being deleted.
 //
-// LimitRanges are read from the admission.Source's cache. The plugin keeps
+// limitRanges are read from the admission.Source's cache. The plugin keeps
 // no state and is safe for concurrent use.
 package limitranger

@@ -16,22 +16,22 @@ import (
 // Annotation is the pod annotation telling what the plugin defaulted.
 const Annotation = "kubernetes.io/limit-ranger"
 
-// LimitRanges is the resource the plugin reads.
-var LimitRanges = corev1.SchemeGroupVersion.WithResource("limitranges")
+// limitRanges is the resource the plugin reads.
+var limitRanges = corev1.SchemeGroupVersion.WithResource("limitranges")
 
 var (
 	podKind   = schema.GroupKind{Kind: "Pod"}
 	claimKind = schema.GroupKind{Kind: "PersistentVolumeClaim"}
 )
 
-// Plugin applies and enforces LimitRanges.
-type Plugin struct {
+// plugin applies and enforces LimitRanges.
+type plugin struct {
 	source admission.Source
 }
 
 var (
-	_ admission.MutationInterface   = (*Plugin)(nil)
-	_ admission.ValidationInterface = (*Plugin)(nil)
+	_ admission.MutationInterface   = (*plugin)(nil)
+	_ admission.ValidationInterface = (*plugin)(nil)
 )
 
 // New builds the plugin; cfg.Source is required. It is an
@@ -40,16 +40,16 @@ func New(cfg *admission.Config) (admission.Interface, error) {
 	if cfg == nil || cfg.Source == nil {
 		return nil, errors.New("LimitRanger needs a Source")
 	}
-	return &Plugin{source: cfg.Source}, nil
+	return &plugin{source: cfg.Source}, nil
 }
 
 // Handles reports true for CREATE and UPDATE.
-func (p *Plugin) Handles(op admission.Operation) bool {
+func (p *plugin) Handles(op admission.Operation) bool {
 	return op == admission.Create || op == admission.Update
 }
 
-// Admit gives containers the defaults of the namespace's LimitRanges.
-func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
+// Admit gives containers the defaults of the namespace's limitRanges.
+func (p *plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	return p.run(ctx, a, func(lr *corev1.LimitRange) error {
 		if pod, ok := a.Object.(*corev1.Pod); ok && a.Resource.Resource == "pods" {
 			applyDefaults(lr, pod)
@@ -58,8 +58,8 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	})
 }
 
-// Validate refuses pods and claims outside the namespace's LimitRanges.
-func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
+// Validate refuses pods and claims outside the namespace's limitRanges.
+func (p *plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	return p.run(ctx, a, func(lr *corev1.LimitRange) error {
 		switch obj := a.Object.(type) {
 		case *corev1.Pod:
@@ -105,7 +105,7 @@ func supports(a *admission.Attributes) bool {
 	return gk == podKind || gk == claimKind
 }
 
-func (p *Plugin) run(ctx context.Context, a *admission.Attributes, fn func(*corev1.LimitRange) error) error {
+func (p *plugin) run(ctx context.Context, a *admission.Attributes, fn func(*corev1.LimitRange) error) error {
 	if !supports(a) {
 		return nil
 	}
@@ -118,7 +118,7 @@ func (p *Plugin) run(ctx context.Context, a *admission.Attributes, fn func(*core
 			return nil
 		}
 	}
-	objs, _, err := p.source.List(ctx, LimitRanges, a.Namespace)
+	objs, _, err := p.source.List(ctx, limitRanges, a.Namespace)
 	if err != nil {
 		return admission.NewForbidden(a, fmt.Errorf("unable to %s %v at this time because there was an error enforcing limit ranges", a.Operation, a.Resource))
 	}

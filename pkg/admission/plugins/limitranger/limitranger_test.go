@@ -28,13 +28,13 @@ func limitRange(name string, items ...corev1.LimitRangeItem) *corev1.LimitRange 
 	return &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: corev1.LimitRangeSpec{Limits: items}}
 }
 
-func newPlugin(t *testing.T, lrs ...runtime.Object) *Plugin {
+func newPlugin(t *testing.T, lrs ...runtime.Object) *plugin {
 	t.Helper()
-	p, err := New(&admission.Config{Source: &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{LimitRanges: lrs}}})
+	p, err := New(&admission.Config{Source: &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{limitRanges: lrs}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.(*Plugin)
+	return p.(*plugin)
 }
 
 func podAttrs(op admission.Operation, pod *corev1.Pod) *admission.Attributes {

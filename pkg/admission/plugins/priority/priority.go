@@ -14,22 +14,22 @@ import (
 	"github.com/kplane/kplane/pkg/admission"
 )
 
-// PriorityClasses is the resource the plugin reads.
-var PriorityClasses = schedulingv1.SchemeGroupVersion.WithResource("priorityclasses")
+// priorityClasses is the resource the plugin reads.
+var priorityClasses = schedulingv1.SchemeGroupVersion.WithResource("priorityclasses")
 
 var (
 	podsResource          = schema.GroupResource{Resource: "pods"}
-	priorityClassResource = PriorityClasses.GroupResource()
+	priorityClassResource = priorityClasses.GroupResource()
 )
 
-// Plugin resolves pods' priorities and keeps one default PriorityClass.
-type Plugin struct {
+// plugin resolves pods' priorities and keeps one default PriorityClass.
+type plugin struct {
 	source admission.Source
 }
 
 var (
-	_ admission.MutationInterface   = (*Plugin)(nil)
-	_ admission.ValidationInterface = (*Plugin)(nil)
+	_ admission.MutationInterface   = (*plugin)(nil)
+	_ admission.ValidationInterface = (*plugin)(nil)
 )
 
 // New builds the plugin; cfg.Source is required. It is an
@@ -38,16 +38,16 @@ func New(cfg *admission.Config) (admission.Interface, error) {
 	if cfg == nil || cfg.Source == nil {
 		return nil, errors.New("priority needs a Source")
 	}
-	return &Plugin{source: cfg.Source}, nil
+	return &plugin{source: cfg.Source}, nil
 }
 
 // Handles reports true for CREATE and UPDATE.
-func (p *Plugin) Handles(op admission.Operation) bool {
+func (p *plugin) Handles(op admission.Operation) bool {
 	return op == admission.Create || op == admission.Update
 }
 
 // Admit sets the priority of pods.
-func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
+func (p *plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	if a.Subresource != "" || a.Resource.GroupResource() != podsResource {
 		return nil
 	}
@@ -113,7 +113,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 }
 
 // Validate refuses a second default PriorityClass.
-func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
+func (p *plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	if a.Subresource != "" || a.Resource.GroupResource() != priorityClassResource {
 		return nil
 	}
@@ -136,10 +136,10 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 
 // class returns the PriorityClass name from the cache or, when the cache
 // lacks it, from the store.
-func (p *Plugin) class(ctx context.Context, name string) (*schedulingv1.PriorityClass, error) {
-	o, err := p.source.Get(ctx, PriorityClasses, "", name)
+func (p *plugin) class(ctx context.Context, name string) (*schedulingv1.PriorityClass, error) {
+	o, err := p.source.Get(ctx, priorityClasses, "", name)
 	if apierrors.IsNotFound(err) {
-		o, err = p.source.Fetch(ctx, PriorityClasses, "", name)
+		o, err = p.source.Fetch(ctx, priorityClasses, "", name)
 	}
 	if err != nil {
 		return nil, err
@@ -149,8 +149,8 @@ func (p *Plugin) class(ctx context.Context, name string) (*schedulingv1.Priority
 
 // defaultClass returns the globalDefault PriorityClass of the lowest value,
 // or nil when no class is the default.
-func (p *Plugin) defaultClass(ctx context.Context) (*schedulingv1.PriorityClass, error) {
-	objs, _, err := p.source.List(ctx, PriorityClasses, "")
+func (p *plugin) defaultClass(ctx context.Context) (*schedulingv1.PriorityClass, error) {
+	objs, _, err := p.source.List(ctx, priorityClasses, "")
 	if err != nil {
 		return nil, err
 	}

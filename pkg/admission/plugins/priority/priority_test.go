@@ -40,13 +40,13 @@ func podAttrs(op admission.Operation, pod, old *corev1.Pod) *admission.Attribute
 	return a
 }
 
-func newPlugin(t *testing.T, src *fakeSource) *Plugin {
+func newPlugin(t *testing.T, src *fakeSource) *plugin {
 	t.Helper()
 	p, err := New(&admission.Config{Source: src})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.(*Plugin)
+	return p.(*plugin)
 }
 
 func TestAdmitPodCreate(t *testing.T) {
@@ -124,8 +124,8 @@ func TestAdmitPodCreate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPlugin(t, &fakeSource{
-				cache: map[schema.GroupVersionResource][]runtime.Object{PriorityClasses: tt.classes},
-				store: map[schema.GroupVersionResource][]runtime.Object{PriorityClasses: tt.store},
+				cache: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: tt.classes},
+				store: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: tt.store},
 			})
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: tt.spec}
 			err := p.Admit(context.Background(), podAttrs(admission.Create, pod, nil))
@@ -146,7 +146,7 @@ func TestAdmitPodCreate(t *testing.T) {
 }
 
 func TestAdmitPodUpdateKeepsStoredPriority(t *testing.T) {
-	p := newPlugin(t, &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{PriorityClasses: {high}}})
+	p := newPlugin(t, &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: {high}}})
 	old := &corev1.Pod{Spec: corev1.PodSpec{PriorityClassName: "high", Priority: i32(1000), PreemptionPolicy: policy(corev1.PreemptLowerPriority)}}
 	pod := &corev1.Pod{Spec: corev1.PodSpec{PriorityClassName: "high"}}
 	if err := p.Admit(context.Background(), podAttrs(admission.Update, pod, old)); err != nil {
@@ -208,8 +208,8 @@ func TestValidatePriorityClass(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newPlugin(t, &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{PriorityClasses: tt.classes}})
-			a := &admission.Attributes{Operation: tt.op, Resource: PriorityClasses, Name: tt.obj.Name, Object: tt.obj}
+			p := newPlugin(t, &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: tt.classes}})
+			a := &admission.Attributes{Operation: tt.op, Resource: priorityClasses, Name: tt.obj.Name, Object: tt.obj}
 			err := p.Validate(context.Background(), a)
 			if tt.wantErr == "" {
 				if err != nil {

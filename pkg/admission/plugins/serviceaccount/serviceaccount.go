@@ -31,9 +31,8 @@ const (
 	// MountPath is where the token volume is mounted.
 	MountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
 	// TokenExpirationSeconds is the lifetime asked for the projected token:
-	// one hour and seven seconds, which Kubernetes' token issuer recognises
-	// as an automounted token (it may extend it, and warns on its use past
-	// an hour).
+	// one hour and seven seconds, the value by which Kubernetes' token
+	// issuer knows an automounted token (whose lifetime it may extend).
 	TokenExpirationSeconds int64 = 60*60 + 7
 	// RootCAConfigMap is the ConfigMap holding the cluster's CA, published in
 	// every namespace.
@@ -45,12 +44,12 @@ const (
 
 var (
 	podsResource = schema.GroupResource{Resource: "pods"}
-	// ServiceAccounts is the resource the plugin reads.
-	ServiceAccounts = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
+	// serviceAccounts is the resource the plugin reads.
+	serviceAccounts = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
 )
 
-// Plugin defaults pods' ServiceAccount and mounts its token.
-type Plugin struct {
+// plugin defaults pods' ServiceAccount and mounts its token.
+type plugin struct {
 	source admission.Source
 	clock  clock.Clock
 	// volumeName returns a new token volume name; replaced in tests.
@@ -61,8 +60,8 @@ type Plugin struct {
 }
 
 var (
-	_ admission.MutationInterface   = (*Plugin)(nil)
-	_ admission.ValidationInterface = (*Plugin)(nil)
+	_ admission.MutationInterface   = (*plugin)(nil)
+	_ admission.ValidationInterface = (*plugin)(nil)
 )
 
 // New builds the plugin: cfg.Source is required, cfg.Clock defaults to the
@@ -71,7 +70,7 @@ func New(cfg *admission.Config) (admission.Interface, error) {
 	if cfg == nil || cfg.Source == nil {
 		return nil, errors.New("ServiceAccount needs a Source")
 	}
-	p := &Plugin{
+	p := &plugin{
 		source: cfg.Source,
 		clock:  cfg.Clock,
 		volumeName: func() string {
@@ -89,7 +88,7 @@ func New(cfg *admission.Config) (admission.Interface, error) {
 
 // Handles reports true for CREATE and UPDATE (of the ephemeralcontainers
 // subresource).
-func (p *Plugin) Handles(op admission.Operation) bool {
+func (p *plugin) Handles(op admission.Operation) bool {
 	return op == admission.Create || op == admission.Update
 }
 
@@ -110,7 +109,7 @@ func isMirror(pod *corev1.Pod) bool {
 
 // Admit defaults and mounts the ServiceAccount of a pod being created, then
 // validates it.
-func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
+func (p *plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	pod, skip := ignored(a)
 	if skip || a.Operation != admission.Create {
 		return nil
@@ -139,7 +138,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 
 // Validate checks what a pod being created, or the ephemeral containers
 // added to one, may refer to.
-func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
+func (p *plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	pod, skip := ignored(a)
 	if skip {
 		return nil
@@ -188,7 +187,7 @@ func validateMirror(a *admission.Attributes, pod *corev1.Pod) error {
 	return nil
 }
 
-func (p *Plugin) validateEphemeral(ctx context.Context, a *admission.Attributes, pod *corev1.Pod) error {
+func (p *plugin) validateEphemeral(ctx context.Context, a *admission.Attributes, pod *corev1.Pod) error {
 	if pod.Spec.ServiceAccountName == "" {
 		return admission.NewForbidden(a, fmt.Errorf("no service account specified for pod %s/%s", a.Namespace, pod.Name))
 	}
@@ -210,8 +209,8 @@ func (p *Plugin) validateEphemeral(ctx context.Context, a *admission.Attributes,
 
 // serviceAccount returns the ServiceAccount namespace/name, from the cache
 // or else the store, or a NotFound error.
-func (p *Plugin) serviceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
-	o, err := p.source.Get(ctx, ServiceAccounts, namespace, name)
+func (p *plugin) serviceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
+	o, err := p.source.Get(ctx, serviceAccounts, namespace, name)
 	if err == nil {
 		return asServiceAccount(o)
 	}
@@ -233,7 +232,7 @@ func (p *Plugin) serviceAccount(ctx context.Context, namespace, name string) (*c
 			case <-t.C():
 			}
 		}
-		o, err := p.source.Fetch(ctx, ServiceAccounts, namespace, name)
+		o, err := p.source.Fetch(ctx, serviceAccounts, namespace, name)
 		if err == nil {
 			return asServiceAccount(o)
 		}
@@ -282,7 +281,7 @@ func enforcesMountableSecrets(sa *corev1.ServiceAccount) bool {
 
 // mountToken mounts the token volume in every init container and container
 // without a mount at MountPath, adding the volume if one needs it.
-func (p *Plugin) mountToken(pod *corev1.Pod) {
+func (p *plugin) mountToken(pod *corev1.Pod) {
 	name, hasVolume := "", false
 	for _, v := range pod.Spec.Volumes {
 		if strings.HasPrefix(v.Name, VolumeNamePrefix+"-") {
@@ -306,7 +305,7 @@ func (p *Plugin) mountToken(pod *corev1.Pod) {
 	if needed && !hasVolume {
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{
 			Name:         name,
-			VolumeSource: corev1.VolumeSource{Projected: TokenVolumeSource()},
+			VolumeSource: corev1.VolumeSource{Projected: tokenVolumeSource()},
 		})
 	}
 }
@@ -320,9 +319,9 @@ func hasMountAt(mounts []corev1.VolumeMount, path string) bool {
 	return false
 }
 
-// TokenVolumeSource returns the projected volume the plugin mounts: a
+// tokenVolumeSource returns the projected volume the plugin mounts: a
 // bound ServiceAccount token, the cluster's CA and the pod's namespace.
-func TokenVolumeSource() *corev1.ProjectedVolumeSource {
+func tokenVolumeSource() *corev1.ProjectedVolumeSource {
 	mode := corev1.ProjectedVolumeSourceDefaultMode
 	expiration := TokenExpirationSeconds
 	return &corev1.ProjectedVolumeSource{

@@ -28,19 +28,19 @@ func sa(name string, mutate ...func(*corev1.ServiceAccount)) *corev1.ServiceAcco
 
 func boolp(b bool) *bool { return &b }
 
-func newPlugin(t *testing.T, src *fakeSource) *Plugin {
+func newPlugin(t *testing.T, src *fakeSource) *plugin {
 	t.Helper()
 	p, err := New(&admission.Config{Source: src})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := p.(*Plugin)
+	pl := p.(*plugin)
 	pl.volumeName = func() string { return testVolume }
 	return pl
 }
 
 func cached(objs ...runtime.Object) *fakeSource {
-	return &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{ServiceAccounts: objs}}
+	return &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{serviceAccounts: objs}}
 }
 
 func attrs(op admission.Operation, pod *corev1.Pod) *admission.Attributes {
@@ -295,7 +295,7 @@ func TestMirrorPodIsNotChanged(t *testing.T) {
 }
 
 func TestAServiceAccountTheCacheLacksIsFetched(t *testing.T) {
-	src := &fakeSource{store: map[schema.GroupVersionResource][]runtime.Object{ServiceAccounts: {sa("builder", func(s *corev1.ServiceAccount) { s.AutomountServiceAccountToken = boolp(false) })}}}
+	src := &fakeSource{store: map[schema.GroupVersionResource][]runtime.Object{serviceAccounts: {sa("builder", func(s *corev1.ServiceAccount) { s.AutomountServiceAccountToken = boolp(false) })}}}
 	p := newPlugin(t, src)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{ServiceAccountName: "builder"}}
 	if err := p.Admit(context.Background(), attrs(admission.Create, pod)); err != nil {
@@ -321,7 +321,7 @@ func TestDefaultServiceAccountIsRetried(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := &fakeSource{appearAt: tt.appearAt}
 				if tt.appearAt > 0 {
-					src.store = map[schema.GroupVersionResource][]runtime.Object{ServiceAccounts: {sa(tt.account)}}
+					src.store = map[schema.GroupVersionResource][]runtime.Object{serviceAccounts: {sa(tt.account)}}
 				}
 				p := newPlugin(t, src)
 				p.retryInterval = func() time.Duration { return 150 * time.Millisecond }
