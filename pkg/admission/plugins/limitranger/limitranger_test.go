@@ -391,3 +391,20 @@ func TestLargeQuantitiesCompareInUnits(t *testing.T) {
 		t.Errorf("got %v, want %q", err, want)
 	}
 }
+
+// The chain runs mutating plugins again when a webhook asks for
+// reinvocation: a second run must change nothing, annotation included.
+func TestAdmitTwiceIsAdmitOnce(t *testing.T) {
+	p := newPlugin(t, limitRange("d", corev1.LimitRangeItem{Type: corev1.LimitTypeContainer, Default: rl("cpu", "1"), DefaultRequest: rl("cpu", "100m")}))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}}}
+	if err := p.Admit(context.Background(), podAttrs(admission.Create, pod)); err != nil {
+		t.Fatal(err)
+	}
+	once := pod.DeepCopy()
+	if err := p.Admit(context.Background(), podAttrs(admission.Create, pod)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(once, pod, normalize); diff != "" {
+		t.Errorf("second Admit changed the pod (-once +twice):\n%s", diff)
+	}
+}

@@ -223,3 +223,22 @@ func TestValidatePriorityClass(t *testing.T) {
 		})
 	}
 }
+
+// The chain runs mutating plugins again when a webhook asks for
+// reinvocation: a second run must accept what the first set.
+func TestAdmitTwiceIsAdmitOnce(t *testing.T) {
+	for _, name := range []string{"", "batch"} {
+		p := newPlugin(t, &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: {batch, defaultLower}}})
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{PriorityClassName: name}}
+		if err := p.Admit(context.Background(), podAttrs(admission.Create, pod, nil)); err != nil {
+			t.Fatal(err)
+		}
+		once := pod.DeepCopy()
+		if err := p.Admit(context.Background(), podAttrs(admission.Create, pod, nil)); err != nil {
+			t.Fatalf("class %q: second Admit: %v", name, err)
+		}
+		if diff := cmp.Diff(once, pod); diff != "" {
+			t.Errorf("class %q: second Admit changed the pod (-once +twice):\n%s", name, diff)
+		}
+	}
+}

@@ -435,3 +435,23 @@ func TestIgnoresOtherResourcesAndSubresources(t *testing.T) {
 		t.Error("an ignored request was changed")
 	}
 }
+
+// The chain runs mutating plugins again when a webhook asks for
+// reinvocation: a second run must change nothing.
+func TestAdmitTwiceIsAdmitOnce(t *testing.T) {
+	p := newPlugin(t, cached(sa("default", func(s *corev1.ServiceAccount) {
+		s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+	})))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}, InitContainers: []corev1.Container{{Name: "i"}}}}
+	if err := p.Admit(context.Background(), attrs(admission.Create, pod)); err != nil {
+		t.Fatal(err)
+	}
+	once := pod.DeepCopy()
+	p.volumeName = func() string { return "kube-api-access-other" }
+	if err := p.Admit(context.Background(), attrs(admission.Create, pod)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(once, pod); diff != "" {
+		t.Errorf("second Admit changed the pod (-once +twice):\n%s", diff)
+	}
+}
