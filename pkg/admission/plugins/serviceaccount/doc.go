@@ -1,7 +1,9 @@
 // Package serviceaccount is the ServiceAccount admission plugin, as
 // Kubernetes':
 //
-//   - A pod created without spec.serviceAccountName gets "default".
+//   - A pod created without spec.serviceAccountName gets the deprecated
+//     spec.serviceAccount's, or else "default"; spec.serviceAccount is set
+//     to the same name, as Kubernetes' v1 pods always show it.
 //   - The ServiceAccount must exist: it is read from the admission.Source's
 //     cache and, when the cache lacks it, from the store, up to ten times
 //     100-200ms apart for "default" (which the ServiceAccount controller

@@ -117,9 +117,16 @@ func (p *plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	if isMirror(pod) {
 		return p.Validate(ctx, a)
 	}
+	// spec.serviceAccount is the deprecated alias of serviceAccountName:
+	// Kubernetes reads it when the name is not given, and always writes
+	// both.
+	if pod.Spec.ServiceAccountName == "" {
+		pod.Spec.ServiceAccountName = pod.Spec.DeprecatedServiceAccount
+	}
 	if pod.Spec.ServiceAccountName == "" {
 		pod.Spec.ServiceAccountName = DefaultServiceAccountName
 	}
+	pod.Spec.DeprecatedServiceAccount = pod.Spec.ServiceAccountName
 	sa, err := p.serviceAccount(ctx, a.Namespace, pod.Spec.ServiceAccountName)
 	if err != nil {
 		return admission.NewForbidden(a, fmt.Errorf("error looking up service account %s/%s: %w", a.Namespace, pod.Spec.ServiceAccountName, err))
@@ -168,7 +175,7 @@ func (p *plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 }
 
 func validateMirror(a *admission.Attributes, pod *corev1.Pod) error {
-	if pod.Spec.ServiceAccountName != "" {
+	if pod.Spec.ServiceAccountName != "" || pod.Spec.DeprecatedServiceAccount != "" {
 		return admission.NewForbidden(a, errors.New("a mirror pod may not reference service accounts"))
 	}
 	if refersToSecrets(pod) {

@@ -136,6 +136,18 @@ func TestAdmitMountsTheTokenAsKubernetes(t *testing.T) {
 			want: corev1.PodSpec{ServiceAccountName: "builder", Containers: []corev1.Container{{Name: "a"}}, ImagePullSecrets: []corev1.LocalObjectReference{{Name: "registry"}}},
 		},
 		{
+			name: "the deprecated spec.serviceAccount names the ServiceAccount when serviceAccountName is empty",
+			sa:   sa("builder", func(s *corev1.ServiceAccount) { s.AutomountServiceAccountToken = boolp(false) }),
+			in:   corev1.PodSpec{DeprecatedServiceAccount: "builder", Containers: []corev1.Container{{Name: "a"}}},
+			want: corev1.PodSpec{ServiceAccountName: "builder", Containers: []corev1.Container{{Name: "a"}}},
+		},
+		{
+			name: "serviceAccountName wins over the deprecated spec.serviceAccount",
+			sa:   sa("builder", func(s *corev1.ServiceAccount) { s.AutomountServiceAccountToken = boolp(false) }),
+			in:   corev1.PodSpec{ServiceAccountName: "builder", DeprecatedServiceAccount: "other", Containers: []corev1.Container{{Name: "a"}}},
+			want: corev1.PodSpec{ServiceAccountName: "builder", Containers: []corev1.Container{{Name: "a"}}},
+		},
+		{
 			name: "a pod's own imagePullSecrets are kept",
 			sa: sa("default", func(s *corev1.ServiceAccount) {
 				s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
@@ -152,6 +164,8 @@ func TestAdmitMountsTheTokenAsKubernetes(t *testing.T) {
 			if err := p.Admit(context.Background(), attrs(admission.Create, pod)); err != nil {
 				t.Fatal(err)
 			}
+			// Kubernetes' v1 pods show the deprecated alias too.
+			tt.want.DeprecatedServiceAccount = tt.want.ServiceAccountName
 			if diff := cmp.Diff(tt.want, pod.Spec); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
@@ -210,6 +224,12 @@ func TestAdmitRefusals(t *testing.T) {
 			name:    "a mirror pod naming a ServiceAccount",
 			meta:    metav1.ObjectMeta{Annotations: mirror},
 			spec:    corev1.PodSpec{ServiceAccountName: "default"},
+			wantErr: `pods "p" is forbidden: a mirror pod may not reference service accounts`,
+		},
+		{
+			name:    "a mirror pod naming a ServiceAccount by the deprecated field",
+			meta:    metav1.ObjectMeta{Annotations: mirror},
+			spec:    corev1.PodSpec{DeprecatedServiceAccount: "default"},
 			wantErr: `pods "p" is forbidden: a mirror pod may not reference service accounts`,
 		},
 		{
