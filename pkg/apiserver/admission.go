@@ -18,6 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/plugins/defaultstorageclass"
+	"github.com/kplane/kplane/pkg/admission/plugins/defaulttolerationseconds"
+	"github.com/kplane/kplane/pkg/admission/plugins/limitranger"
+	"github.com/kplane/kplane/pkg/admission/plugins/priority"
+	"github.com/kplane/kplane/pkg/admission/plugins/serviceaccount"
 	"github.com/kplane/kplane/pkg/audit"
 	"github.com/kplane/kplane/pkg/authentication"
 	"github.com/kplane/kplane/pkg/authorization"
@@ -44,8 +49,13 @@ type AdmissionConfig struct {
 // admissionPlugins are the factories of the plugins kplane implements
 // beside NamespaceLifecycle, which the server checks itself.
 var admissionPlugins = admission.Plugins{
-	admission.AlwaysAdmit: func(*admission.Config) (admission.Interface, error) { return alwaysAdmit{}, nil },
-	admission.AlwaysDeny:  func(*admission.Config) (admission.Interface, error) { return alwaysDeny{}, nil },
+	admission.AlwaysAdmit:              func(*admission.Config) (admission.Interface, error) { return alwaysAdmit{}, nil },
+	admission.AlwaysDeny:               func(*admission.Config) (admission.Interface, error) { return alwaysDeny{}, nil },
+	admission.LimitRanger:              limitranger.New,
+	admission.ServiceAccount:           serviceaccount.New,
+	admission.Priority:                 priority.New,
+	admission.DefaultTolerationSeconds: defaulttolerationseconds.New,
+	admission.DefaultStorageClass:      defaultstorageclass.New,
 }
 
 // alwaysAdmit is kube's deprecated AlwaysAdmit: it changes nothing.
@@ -517,7 +527,7 @@ type follower struct {
 	synced chan struct{}
 	once   sync.Once
 
-	mu   sync.RWMutex
+	mu sync.RWMutex
 	// seen is the resourceVersion of the last change applied; changed is
 	// closed and replaced at every change.
 	seen    uint64

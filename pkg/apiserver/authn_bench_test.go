@@ -83,7 +83,7 @@ func BenchmarkGetPodAuth(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { _ = backend.Close() })
-			cfg := Config{Backend: backend}
+			cfg := Config{Backend: backend, Admission: noServiceAccounts}
 			if bc.configure != nil {
 				bc.configure(&cfg)
 			}

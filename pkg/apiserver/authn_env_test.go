@@ -58,7 +58,7 @@ func newAuthEnvTLS(t testing.TB, clientAuth tls.ClientAuthType, configure func(c
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Backend: backend, Clock: clk}
+	cfg := Config{Backend: backend, Clock: clk, Admission: noServiceAccounts}
 	if configure != nil {
 		configure(&cfg, x)
 	}

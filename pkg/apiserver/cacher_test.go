@@ -26,7 +26,7 @@ func newCachedTestEnv(t *testing.T) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Backend: c, Clock: clk})
+	s, err := New(Config{Backend: c, Clock: clk, Admission: noServiceAccounts})
 	if err != nil {
 		t.Fatal(err)
 	}

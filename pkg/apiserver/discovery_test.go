@@ -142,7 +142,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer backend.Close()
-	s, err := New(Config{Backend: backend})
+	s, err := New(Config{Backend: backend, Admission: noServiceAccounts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestRunShutdownClosesFreshConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer backend.Close()
-	s, err := New(Config{Backend: backend, ShutdownTimeout: time.Second})
+	s, err := New(Config{Backend: backend, ShutdownTimeout: time.Second, Admission: noServiceAccounts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func BenchmarkFilters(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer backend.Close()
-			cfg := Config{Backend: backend}
+			cfg := Config{Backend: backend, Admission: noServiceAccounts}
 			bc.cfg(&cfg)
 			s, err := New(cfg)
 			if err != nil {

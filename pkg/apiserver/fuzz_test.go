@@ -18,7 +18,7 @@ func fuzzServer(f *testing.F) (*Server, *memory.Backend) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { _ = backend.Close() })
-	s, err := New(Config{Backend: backend})
+	s, err := New(Config{Backend: backend, Admission: noServiceAccounts})
 	if err != nil {
 		f.Fatal(err)
 	}

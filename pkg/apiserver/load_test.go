@@ -28,7 +28,7 @@ func TestLoadAnswers429AndStoresAcknowledgedWritesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer backend.Close()
-	s, err := New(Config{Backend: backend, MaxMutatingRequestsInFlight: 2, MaxRequestsInFlight: 4})
+	s, err := New(Config{Backend: backend, MaxMutatingRequestsInFlight: 2, MaxRequestsInFlight: 4, Admission: noServiceAccounts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func newTestEnvWithStorage(t testing.TB, mcfg memory.Config, mutate ...func(*Con
 	cfg := Config{Backend: backend, Clock: clk, RequestTimeout: 10 * time.Minute}
 	// No controller creates the default ServiceAccounts pods would need;
 	// the tests of ServiceAccount admission enable it.
-	cfg.Admission.Disable = []string{admission.ServiceAccount}
+	cfg.Admission = noServiceAccounts
 	for _, m := range mutate {
 		m(&cfg)
 	}
@@ -65,6 +65,12 @@ func newTestEnvWithStorage(t testing.TB, mcfg memory.Config, mutate ...func(*Con
 	})
 	return &testEnv{t: t, clock: clk, server: s, http: hs}
 }
+
+// noServiceAccounts is the admission of the test servers: no controller
+// creates the default ServiceAccounts pods would need (and with a fake
+// clock, waiting for one never ends); the tests of ServiceAccount
+// admission enable it.
+var noServiceAccounts = AdmissionConfig{Disable: []string{admission.ServiceAccount}}
 
 // response is a finished HTTP exchange.
 type response struct {

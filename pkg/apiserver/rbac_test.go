@@ -63,7 +63,7 @@ func newRBACEnv(t *testing.T, backend storage.Backend) *testEnv {
 		t.Cleanup(func() { _ = b.Close() })
 		backend = b
 	}
-	s, err := New(Config{Backend: backend, Clock: clk, AuthorizationMode: AuthorizationModeRBAC})
+	s, err := New(Config{Backend: backend, Clock: clk, AuthorizationMode: AuthorizationModeRBAC, Admission: noServiceAccounts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestBootstrapReconciliation(t *testing.T) {
 	}
 	defer backend.Close()
 	newServer := func() *Server {
-		s, err := New(Config{Backend: backend, Clock: clk, AuthorizationMode: AuthorizationModeRBAC})
+		s, err := New(Config{Backend: backend, Clock: clk, AuthorizationMode: AuthorizationModeRBAC, Admission: noServiceAccounts})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -413,7 +413,7 @@ func sharedBackendServers(t *testing.T, backend *memory.Backend, n int, mutate f
 	clk := testclock.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	var out []*testEnv
 	for range n {
-		cfg := Config{Backend: backend, Clock: clk}
+		cfg := Config{Backend: backend, Clock: clk, Admission: noServiceAccounts}
 		if mutate != nil {
 			mutate(&cfg)
 		}
@@ -485,7 +485,7 @@ func TestKubernetesService(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = backend.Close() })
-	s, err := New(Config{Backend: backend, ShutdownTimeout: time.Second})
+	s, err := New(Config{Backend: backend, ShutdownTimeout: time.Second, Admission: noServiceAccounts})
 	if err != nil {
 		t.Fatal(err)
 	}
