@@ -121,6 +121,7 @@ func (p *plugin) clientFor(name string, cc admissionregistrationv1.WebhookClient
 	} else {
 		u, err := url.Parse(key.url)
 		if err != nil {
+			//lint:ignore ST1005 Kubernetes' wording
 			return nil, &callError{webhook: name, reason: fmt.Errorf("Unparsable URL: %v", err)}
 		}
 		c.url = url.URL{Scheme: u.Scheme, Host: u.Host, Path: path.Join("/", u.Path)}
@@ -294,6 +295,7 @@ func (p *plugin) endpointsAddresses(ctx context.Context, namespace, service, por
 	if err != nil {
 		return nil, err
 	}
+	//lint:ignore SA1019 services whose endpoints are still written as Endpoints, as Kubernetes' resolver reads them
 	eps, err := typed[corev1.Endpoints](obj)
 	if err != nil {
 		return nil, err

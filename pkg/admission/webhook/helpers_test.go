@@ -78,6 +78,10 @@ func (s *fakeSource) List(_ context.Context, gvr schema.GroupVersionResource, na
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lists++
+	if namespace == "" {
+		// Shared, as a cache's list is.
+		return s.objs[gvr], s.revision[gvr], nil
+	}
 	var out []runtime.Object
 	for _, o := range s.objs[gvr] {
 		m, _ := meta.Accessor(o)
@@ -97,12 +101,13 @@ func (s *fakeSource) UpdateStatus(context.Context, schema.GroupVersionResource, 
 }
 
 var (
-	podsResource = corev1.SchemeGroupVersion.WithResource("pods")
-	podKind      = corev1.SchemeGroupVersion.WithKind("Pod")
-	widgetsV1    = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
-	widgetsV2    = schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "widgets"}
-	widgetKindV1 = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
-	widgetKindV2 = schema.GroupVersionKind{Group: "example.com", Version: "v2", Kind: "Widget"}
+	podsResource       = corev1.SchemeGroupVersion.WithResource("pods")
+	namespacesResource = corev1.SchemeGroupVersion.WithResource("namespaces")
+	podKind            = corev1.SchemeGroupVersion.WithKind("Pod")
+	widgetsV1          = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	widgetsV2          = schema.GroupVersionResource{Group: "example.com", Version: "v2", Resource: "widgets"}
+	widgetKindV1       = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	widgetKindV2       = schema.GroupVersionKind{Group: "example.com", Version: "v2", Kind: "Widget"}
 )
 
 // widgetObjects serves widgets at example.com/v1 and v2: v1's spec.size is

@@ -175,6 +175,7 @@ func (p *plugin) match(ctx context.Context, h *hook, a *admission.Attributes, vi
 // can): only webhooks declaring sideEffects None or NoneOnDryRun can.
 func (h *hook) dryRunError() error {
 	if h.sideEffects == nil {
+		//lint:ignore ST1005 Kubernetes' wording
 		return &callError{webhook: h.name, reason: errors.New("Webhook SideEffects is nil"), status: apierrors.NewBadRequest("Webhook SideEffects is nil")}
 	}
 	if s := *h.sideEffects; s != admissionregistrationv1.SideEffectClassNone && s != admissionregistrationv1.SideEffectClassNoneOnDryRun {

@@ -80,7 +80,9 @@ func failing(t *testing.T, kind string) (url string, ca []byte, wantReason func(
 			return fmt.Sprintf(`failed to call webhook: Post "https://%s/hook?timeout=10s": dial tcp %s: connect: connection refused`, host, host)
 		}
 	case "malformed JSON":
-		s := newServer(t, func(*admissionv1.AdmissionReview) (*admissionv1.AdmissionResponse, []byte) { return nil, []byte("{not json") })
+		s := newServer(t, func(*admissionv1.AdmissionReview) (*admissionv1.AdmissionResponse, []byte) {
+			return nil, []byte("{not json")
+		})
 		return s.URL + "/hook", s.caPEM, func(string) string {
 			return "failed to call webhook: couldn't get version/kind; json parse error: invalid character 'n' looking for beginning of object key string"
 		}
@@ -356,19 +358,19 @@ func TestWebhookRequestIsKubernetesAdmissionReview(t *testing.T) {
 		t.Errorf("uid = %q: Kubernetes sends a new uid for every call", req.UID)
 	}
 	want := admissionv1.AdmissionRequest{
-		UID:                req.UID,
-		Kind:               metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
-		Resource:           metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
-		RequestKind:        &metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
-		RequestResource:    &metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
-		Name:               "p",
-		Namespace:          "ns",
-		Operation:          admissionv1.Update,
-		UserInfo:           req.UserInfo,
-		DryRun:             new(bool),
-		Object:             req.Object,
-		OldObject:          req.OldObject,
-		Options:            req.Options,
+		UID:             req.UID,
+		Kind:            metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Resource:        metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+		RequestKind:     &metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		RequestResource: &metav1.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Name:            "p",
+		Namespace:       "ns",
+		Operation:       admissionv1.Update,
+		UserInfo:        req.UserInfo,
+		DryRun:          new(bool),
+		Object:          req.Object,
+		OldObject:       req.OldObject,
+		Options:         req.Options,
 	}
 	if diff := cmp.Diff(want, *req); diff != "" {
 		t.Errorf("request (-want +got):\n%s", diff)
