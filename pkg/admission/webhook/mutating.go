@@ -163,6 +163,12 @@ func (m mutator) Admit(ctx context.Context, a *admission.Attributes) error {
 // audit annotation, and every applied patch its patch annotation.
 func (m mutator) admitOne(ctx context.Context, c call, a *admission.Attributes, views *viewCache, round int) (changed bool, err error) {
 	h := c.hook
+	// The objects are prepared before the call, whose every outcome
+	// leaves the mutation annotation.
+	v, err := views.get(a, c.inv.Kind)
+	if err != nil {
+		return false, err
+	}
 	defer func() {
 		value, _ := json.Marshal(struct {
 			Configuration string `json:"configuration"`
@@ -171,10 +177,6 @@ func (m mutator) admitOne(ctx context.Context, c call, a *admission.Attributes, 
 		}{h.configuration, h.name, changed})
 		m.annotate(a, fmt.Sprintf("%sround_%d_index_%d", mutationAnnotationPrefix, round, c.index), string(value))
 	}()
-	v, err := views.get(a, c.inv.Kind)
-	if err != nil {
-		return false, err
-	}
 	resp, err := m.invoke(ctx, h, a, c.inv, v)
 	if err != nil {
 		return false, err
