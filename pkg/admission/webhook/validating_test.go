@@ -2,11 +2,13 @@ package webhook
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -189,32 +191,53 @@ func uidIn(msg string) string {
 }
 
 func TestWebhookTimeoutSecondsBoundsTheCall(t *testing.T) {
-	for _, mutating := range []bool{false, true} {
-		t.Run(fmt.Sprintf("mutating=%v", mutating), func(t *testing.T) {
-			release := make(chan struct{})
-			s := newServer(t, allow)
-			s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				select {
-				case <-release:
-				case <-r.Context().Done():
+	one := int32(1)
+	for _, tc := range []struct {
+		name           string
+		timeoutSeconds *int32
+		requestTimeout time.Duration
+	}{
+		{name: "timeoutSeconds 1", timeoutSeconds: &one},
+		{name: "the request's own deadline comes first", requestTimeout: 500 * time.Millisecond},
+	} {
+		for _, mutating := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/mutating=%v", tc.name, mutating), func(t *testing.T) {
+				release := make(chan struct{})
+				s := newServer(t, allow)
+				s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					select {
+					case <-release:
+					case <-r.Context().Done():
+					}
+				})
+				t.Cleanup(func() { close(release) })
+				h := hookFor("slow.example.com", s)
+				h.timeoutSeconds = tc.timeoutSeconds
+				ctx := context.Background()
+				if tc.requestTimeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tc.requestTimeout)
+					defer cancel()
+				}
+				src := newSource()
+				var err error
+				if mutating {
+					src.set(mutatingConfigurations, mutatingConfig("c", h))
+					m, _ := plugins(t, admission.Config{Source: src})
+					err = m.Admit(ctx, createPod(nil))
+				} else {
+					src.set(validatingConfigurations, validatingConfig("c", h))
+					_, v := plugins(t, admission.Config{Source: src})
+					err = v.Validate(ctx, createPod(nil))
+				}
+				st := statusOf(t, err)
+				// The deadline is sent rounded up to a second.
+				want := fmt.Sprintf(`Internal error occurred: failed calling webhook "slow.example.com": failed to call webhook: Post "%s/hook?timeout=1s": context deadline exceeded`, s.URL)
+				if st.Code != 500 || st.Message != want {
+					t.Fatalf("got %d %q\nwant 500 %q", st.Code, st.Message, want)
 				}
 			})
-			t.Cleanup(func() { close(release) })
-			one := int32(1)
-			h := hookFor("slow.example.com", s)
-			h.timeoutSeconds = &one
-			var err error
-			if mutating {
-				err = admitWith(t, newSource(), createPod(nil), admission.Config{}, mutatingConfig("c", h))
-			} else {
-				err = validateWith(t, newSource(), createPod(nil), admission.Config{}, validatingConfig("c", h))
-			}
-			st := statusOf(t, err)
-			want := fmt.Sprintf(`Internal error occurred: failed calling webhook "slow.example.com": failed to call webhook: Post "%s/hook?timeout=1s": context deadline exceeded`, s.URL)
-			if st.Code != 500 || st.Message != want {
-				t.Fatalf("got %d %q\nwant 500 %q", st.Code, st.Message, want)
-			}
-		})
+		}
 	}
 }
 
@@ -422,5 +445,23 @@ func TestWebhookAdmissionReviewVersions(t *testing.T) {
 				t.Fatalf("sent %s, want %s", got, tc.wantVersion)
 			}
 		})
+	}
+}
+
+func TestWebhookDeleteSendsOnlyTheOldObject(t *testing.T) {
+	s := newServer(t, allow)
+	a := createPod(nil)
+	a.Operation, a.OldObject, a.Object = admission.Delete, a.Object, nil
+	a.Options = &metav1.DeleteOptions{}
+	if err := validateWith(t, newSource(), a, admission.Config{}, validatingConfig("c", hookFor("v", s))); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	raw := string(s.raw[0])
+	s.mu.Unlock()
+	for _, want := range []string{`"operation":"DELETE"`, `"object":null`, `"oldObject":{"kind":"Pod","apiVersion":"v1"`, `"options":{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1"}`} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("review lacks %s:\n%s", want, raw)
+		}
 	}
 }
