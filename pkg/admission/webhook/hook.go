@@ -118,7 +118,7 @@ type call struct {
 // them. It returns the error the request fails with when one of these
 // cannot be decided.
 func (p *plugin) match(ctx context.Context, h *hook, a *admission.Attributes, views *viewCache) (admission.Invocation, bool, error) {
-	inv, ok := admission.MatchRules(a, h.rules, h.matchPolicy)
+	inv, ok := matchRules(a, h.rules, h.matchPolicy, views)
 	if !ok {
 		return inv, false, nil
 	}
@@ -169,6 +169,27 @@ func (p *plugin) match(ctx context.Context, h *hook, a *admission.Attributes, vi
 		return inv, false, apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, err)
 	}
 	return inv, true, nil
+}
+
+// matchRules is admission.MatchRules with the equivalent resources asked
+// once per request: the first rule covering a's resource, else (matchPolicy
+// Equivalent) the first rule covering one of its equivalents, in order.
+func matchRules(a *admission.Attributes, rules []admissionregistrationv1.RuleWithOperations, policy *admissionregistrationv1.MatchPolicyType, views *viewCache) (admission.Invocation, bool) {
+	if inv, ok := admission.MatchRules(a, rules, nil); ok {
+		return inv, true
+	}
+	if policy == nil || *policy != admissionregistrationv1.Equivalent || a.Objects == nil {
+		return admission.Invocation{}, false
+	}
+	equivalents := views.equivalentsOf(a)
+	for _, r := range rules {
+		for _, e := range equivalents {
+			if e.Resource != a.Resource && admission.RuleMatches(r, a, e.Resource) {
+				return admission.Invocation{Resource: e.Resource, Subresource: a.Subresource, Kind: e.Kind}, true
+			}
+		}
+	}
+	return admission.Invocation{}, false
 }
 
 // dryRunError is why h cannot be called for a dry-run request (nil if it

@@ -29,13 +29,26 @@ type view struct {
 	oldJSON    []byte
 }
 
-// viewCache keeps the views of one request by kind. Not safe for
-// concurrent use; reset when a mutation changes the object.
+// viewCache keeps what one request's matching and calls derive from it:
+// the views by kind, the equivalent resources. Not safe for concurrent
+// use; reset when a mutation changes the object.
 type viewCache struct {
 	views map[schema.GroupVersionKind]*view
+
+	equivalents     []admission.Equivalent
+	haveEquivalents bool
 }
 
 func (c *viewCache) reset() { c.views = nil }
+
+// equivalentsOf returns the resources equivalent to a's, asked once per
+// request rather than once per webhook.
+func (c *viewCache) equivalentsOf(a *admission.Attributes) []admission.Equivalent {
+	if !c.haveEquivalents {
+		c.equivalents, c.haveEquivalents = a.Objects.EquivalentResources(a.Resource, a.Subresource), true
+	}
+	return c.equivalents
+}
 
 func (c *viewCache) get(a *admission.Attributes, kind schema.GroupVersionKind) (*view, error) {
 	if v, ok := c.views[kind]; ok {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kplane/kplane/pkg/admission"
@@ -197,16 +198,31 @@ func TestMutatingWebhookIgnoreStopsWhenTheRequestTimedOut(t *testing.T) {
 	}
 }
 
+// allocatingObjects answers EquivalentResources with a new slice, as a
+// server's resource mapper may.
+type allocatingObjects struct{ widgetObjects }
+
+func (allocatingObjects) EquivalentResources(gvr schema.GroupVersionResource, _ string) []admission.Equivalent {
+	return []admission.Equivalent{{Resource: gvr, Kind: podKind}, {Resource: schema.GroupVersionResource{Version: "v2", Resource: gvr.Resource}, Kind: podKind}}
+}
+
 // BenchmarkNoMatchingWebhook is the cost webhooks add to a request none
-// of them matches: 20 mutating and 20 validating configurations.
+// of them matches: 20 mutating and 20 validating configurations, with
+// matchPolicy Equivalent (the API's default) or Exact.
 func BenchmarkNoMatchingWebhook(b *testing.B) {
+	for _, policy := range []admissionregistrationv1.MatchPolicyType{admissionregistrationv1.Exact, admissionregistrationv1.Equivalent} {
+		b.Run(string(policy), func(b *testing.B) { benchmarkNoMatch(b, policy) })
+	}
+}
+
+func benchmarkNoMatch(b *testing.B, policy admissionregistrationv1.MatchPolicyType) {
 	src := newSource()
 	var muts, vals []any
 	for i := range 20 {
 		h := webhookSpec{name: fmt.Sprintf("w%d.example.com", i), url: "https://127.0.0.1:1/hook", rules: []admissionregistrationv1.RuleWithOperations{{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 			Rule:       admissionregistrationv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments"}},
-		}}}
+		}}, matchPolicy: &policy}
 		muts = append(muts, mutatingConfig(fmt.Sprintf("c%02d", i), h))
 		vals = append(vals, validatingConfig(fmt.Sprintf("c%02d", i), h))
 	}
@@ -220,11 +236,30 @@ func BenchmarkNoMatchingWebhook(b *testing.B) {
 	m, v := plugins(b, admission.Config{Source: src})
 	ctx := context.Background()
 	a := createPod(nil)
+	a.Objects = allocatingObjects{}
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := m.Admit(ctx, a); err != nil {
 			b.Fatal(err)
 		}
+		if err := v.Validate(ctx, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOneLocalWebhook is the cost of a request one validating
+// webhook on loopback allows: the review's encoding, the HTTPS round trip
+// on a kept-alive connection, the answer's decoding.
+func BenchmarkOneLocalWebhook(b *testing.B) {
+	s := newServer(b, allow)
+	src := newSource()
+	src.set(validatingConfigurations, validatingConfig("c", hookFor("v", s)))
+	_, v := plugins(b, admission.Config{Source: src})
+	ctx := context.Background()
+	a := createPod(nil)
+	b.ReportAllocs()
+	for b.Loop() {
 		if err := v.Validate(ctx, a); err != nil {
 			b.Fatal(err)
 		}
