@@ -65,6 +65,7 @@ type Attributes struct {
 	annotations map[string]string
 	reinvoke    bool
 	reinvoked   map[string]bool
+	state       map[string]any
 }
 
 // AddWarning records a warning for the client (a Warning header, as
@@ -139,6 +140,25 @@ func (a *Attributes) MarkReinvoked(key string) bool {
 	}
 	a.reinvoked[key] = true
 	return true
+}
+
+// PluginState returns what a plugin stored under key for this request
+// with SetPluginState (nil if nothing): state a plugin keeps from the
+// first run of the mutating plugins to the reinvocation.
+func (a *Attributes) PluginState(key string) any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.state[key]
+}
+
+// SetPluginState stores v under key for the rest of the request.
+func (a *Attributes) SetPluginState(key string, v any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.state == nil {
+		a.state = map[string]any{}
+	}
+	a.state[key] = v
 }
 
 // ObjectInterfaces is what the server offers plugins to handle objects of
