@@ -256,9 +256,9 @@ func ScopesOf(q *corev1.ResourceQuota) []corev1.ScopedResourceSelectorRequiremen
 func PodMatchesScope(pod *corev1.Pod, s corev1.ScopedResourceSelectorRequirement) bool {
 	switch s.ScopeName {
 	case corev1.ResourceQuotaScopeTerminating:
-		return isTerminating(pod)
+		return IsTerminating(pod)
 	case corev1.ResourceQuotaScopeNotTerminating:
-		return !isTerminating(pod)
+		return !IsTerminating(pod)
 	case corev1.ResourceQuotaScopeBestEffort:
 		return IsBestEffort(pod)
 	case corev1.ResourceQuotaScopeNotBestEffort:
@@ -294,9 +294,9 @@ func PodMatchesScope(pod *corev1.Pod, s corev1.ScopedResourceSelectorRequirement
 	return false
 }
 
-// isTerminating reports whether pod has an active deadline: the
+// IsTerminating reports whether pod has an active deadline: the
 // Terminating scope.
-func isTerminating(pod *corev1.Pod) bool {
+func IsTerminating(pod *corev1.Pod) bool {
 	return pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds >= 0
 }
 
@@ -352,6 +352,10 @@ var constrained = []corev1.ResourceName{
 // limit. The error is Kubernetes' "must specify <name> for: <containers>"
 // list, sorted.
 func PodConstraints(tracked []corev1.ResourceName, pod *corev1.Pod) error {
+	if podLevelResourcesSet(pod) {
+		// Pod-level resources make the containers' optional.
+		return nil
+	}
 	var required []corev1.ResourceName
 	for _, n := range tracked {
 		if slices.Contains(constrained, n) && !slices.Contains(required, n) {
@@ -410,4 +414,21 @@ func containerStates(c *corev1.Container, n corev1.ResourceName) bool {
 	}
 	_, ok := c.Resources.Limits[base]
 	return ok
+}
+
+// podLevelResourcesSet reports whether pod states pod-level requests or
+// limits of a resource that can be set there: cpu, memory, huge pages.
+func podLevelResourcesSet(pod *corev1.Pod) bool {
+	r := pod.Spec.Resources
+	if r == nil {
+		return false
+	}
+	for _, l := range []corev1.ResourceList{r.Requests, r.Limits} {
+		for name := range l {
+			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || strings.HasPrefix(string(name), hugePagesPfx) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -9,8 +9,9 @@
 //     count/<resource>[.<group>] and the legacy configmaps, secrets,
 //     replicationcontrollers and resourcequotas); pods (pods, count/pods,
 //     cpu, memory, ephemeral-storage bare and as requests. and limits.,
-//     huge pages, requests.<extended resource>) on create and on updates
-//     of their resize subresource; services (services, count/services,
+//     huge pages, requests.<extended resource>) on create, on updates
+//     of their resize subresource, and on updates that set or clear their
+//     active deadline (moving them between the Terminating scopes); services (services, count/services,
 //     services.loadbalancers, services.nodeports) and claims
 //     (persistentvolumeclaims, count/persistentvolumeclaims,
 //     requests.storage, and per storage class) on create and update, claims
@@ -27,7 +28,8 @@
 //   - Refusals are 403 Forbidden with Kubernetes' messages: "exceeded
 //     quota: <name>, requested: ..., used: ..., limited: ...", "failed
 //     quota: <name>: must specify <name> for: <containers>" (a quota
-//     tracking cpu or memory and a container not stating it), and "status
+//     tracking cpu or memory and a container not stating it, unless the
+//     pod states pod-level resources), and "status
 //     unknown for quota: <name>, resources: ..." (status.used missing a
 //     tracked name).
 //   - Atomic charge: status.used is written with the resourceVersion it

@@ -51,9 +51,10 @@ var aliases = map[schema.GroupResource]corev1.ResourceName{
 
 // evaluatorFor returns the evaluator of the request's resource when the
 // request can change what quotas charge: creates of any namespaced object,
-// updates of services and claims (their type and size can change) and of
-// pods' resize subresource, and claims' status when their allocated
-// storage changes. ok is false for requests quota does not look at.
+// updates of services and claims (their type and size can change), of
+// pods' resize subresource and of pods that gain or lose an active
+// deadline (the Terminating scopes), and claims' status when their
+// allocated storage changes. ok is false for requests quota does not look at.
 func evaluatorFor(a *admission.Attributes) (ev *evaluator, ok bool) {
 	gr := a.Resource.GroupResource()
 	if a.Namespace == "" || ignored[gr] {
@@ -65,7 +66,11 @@ func evaluatorFor(a *admission.Attributes) (ev *evaluator, ok bool) {
 	op, sub := a.Operation, a.Subresource
 	switch gr {
 	case podsGR:
-		if !(sub == "" && op == admission.Create) && !(sub == "resize" && op == admission.Update) {
+		switch {
+		case sub == "" && op == admission.Create:
+		case sub == "" && op == admission.Update && terminatingChanged(a):
+		case sub == "resize" && op == admission.Update:
+		default:
 			return nil, false
 		}
 		return podEvaluator, true
@@ -87,6 +92,14 @@ func evaluatorFor(a *admission.Attributes) (ev *evaluator, ok bool) {
 		return nil, false
 	}
 	return countEvaluator(gr), true
+}
+
+// terminatingChanged reports whether a pod update moves the pod between
+// the Terminating and NotTerminating scopes (it sets an active deadline).
+func terminatingChanged(a *admission.Attributes) bool {
+	cur, ok1 := a.Object.(*corev1.Pod)
+	old, ok2 := a.OldObject.(*corev1.Pod)
+	return ok1 && ok2 && usage.IsTerminating(cur) != usage.IsTerminating(old)
 }
 
 // allocatedChanged reports whether a claim status update changes the

@@ -333,6 +333,25 @@ func TestValidate(t *testing.T) {
 		wantErr: `pods "p" is forbidden: exceeded quota: q, requested: requests.cpu=2, used: requests.cpu=1, limited: requests.cpu=2`,
 		noWrite: true,
 	}, {
+		name:   "setting an active deadline charges the pod to a Terminating quota",
+		quotas: []*corev1.ResourceQuota{rq("q", map[string]string{"pods": "1"}, map[string]string{"pods": "1"}, scopes(corev1.ResourceQuotaScopeTerminating))},
+		a: attrs(admission.Update, "pods", "", func() *corev1.Pod {
+			p := resized(pod("p"))
+			p.Spec.ActiveDeadlineSeconds = ptr.To[int64](60)
+			return p
+		}(), resized(pod("p"))),
+		wantErr: `pods "p" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1`,
+		noWrite: true,
+	}, {
+		name:   "pod-level resources need no container requests",
+		quotas: []*corev1.ResourceQuota{rq("q", map[string]string{"requests.cpu": "4"}, map[string]string{"requests.cpu": "0"})},
+		a: attrs(admission.Create, "pods", "", func() *corev1.Pod {
+			p := pod("p")
+			p.Spec.Resources = &corev1.ResourceRequirements{Requests: list(map[string]string{"cpu": "2"})}
+			return p
+		}(), nil),
+		wantUsed: map[string]string{"requests.cpu": "2"},
+	}, {
 		name:    "events are never charged",
 		quotas:  []*corev1.ResourceQuota{rq("q", map[string]string{"count/events": "0"}, map[string]string{"count/events": "0"})},
 		a:       attrs(admission.Create, "events", "", &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "e"}}, nil),
