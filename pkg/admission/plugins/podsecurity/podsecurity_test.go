@@ -345,3 +345,18 @@ func TestHandles(t *testing.T) {
 		t.Error("PodSecurity handles CREATE and UPDATE only")
 	}
 }
+
+// BenchmarkValidateRestrictedPod is the cost of admitting a pod that
+// passes restricted, enforced, audited and warned.
+func BenchmarkValidateRestrictedPod(b *testing.B) {
+	src := &fakeSource{namespaces: map[string]*corev1.Namespace{"ns": namespace("ns", map[string]string{
+		EnforceLevelLabel: "restricted", AuditLevelLabel: "restricted", WarnLevelLabel: "restricted",
+	})}}
+	p := newPlugin(b, src)
+	pod := restrictedPod()
+	for b.Loop() {
+		if err := p.Validate(context.Background(), podAttrs(admission.Create, "", pod, nil)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -507,3 +507,27 @@ func TestSequentialCreatesUseWhatThePluginWrote(t *testing.T) {
 		t.Errorf("%d writes, want 2", src.writes)
 	}
 }
+
+// BenchmarkValidatePodCharged is the cost of admitting and charging a pod
+// against one quota.
+func BenchmarkValidatePodCharged(b *testing.B) {
+	src := newSource(rq("q", map[string]string{"pods": "1000000000", "requests.cpu": "1000000"}, map[string]string{"pods": "0", "requests.cpu": "0"}))
+	p := plugin(b, src)
+	pd := pod("p", container("c", map[string]string{"cpu": "1m"}, nil))
+	for b.Loop() {
+		if err := p.Validate(context.Background(), attrs(admission.Create, "pods", "", pd, nil)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkValidateNoQuota is the cost for a namespace without quotas.
+func BenchmarkValidateNoQuota(b *testing.B) {
+	p := plugin(b, newSource())
+	pd := pod("p")
+	for b.Loop() {
+		if err := p.Validate(context.Background(), attrs(admission.Create, "pods", "", pd, nil)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
