@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -250,12 +251,12 @@ func check(quotas []*corev1.ResourceQuota, a *admission.Attributes, ev *evaluato
 		tracked := ev.tracked(q)
 		if ev.constraints != nil {
 			if err := ev.constraints(tracked, a.Object); err != nil {
-				return nil, admission.NewForbidden(a, fmt.Errorf("failed quota: %s: %w", q.Name, err))
+				return nil, forbidden(a, fmt.Errorf("failed quota: %s: %w", q.Name, err))
 			}
 		}
 		for _, n := range tracked {
 			if _, ok := q.Status.Used[n]; !ok {
-				return nil, admission.NewForbidden(a, fmt.Errorf("status unknown for quota: %s, resources: %s", q.Name, joinNames(tracked)))
+				return nil, forbidden(a, fmt.Errorf("status unknown for quota: %s, resources: %s", q.Name, joinNames(tracked)))
 			}
 		}
 		charged = append(charged, i)
@@ -268,7 +269,7 @@ func check(quotas []*corev1.ResourceQuota, a *admission.Attributes, ev *evaluato
 		return nil, err
 	}
 	if neg := negative(use); len(neg) > 0 {
-		return nil, admission.NewForbidden(a, fmt.Errorf("quota usage is negative for resource(s): %s", joinNames(neg)))
+		return nil, forbidden(a, fmt.Errorf("quota usage is negative for resource(s): %s", joinNames(neg)))
 	}
 	deltas := make(map[int]corev1.ResourceList, len(charged))
 	for _, i := range charged {
@@ -276,7 +277,7 @@ func check(quotas []*corev1.ResourceQuota, a *admission.Attributes, ev *evaluato
 	}
 	if a.Operation == admission.Update {
 		if a.OldObject == nil {
-			return nil, admission.NewForbidden(a, errors.New("unable to get previous usage since prior version of object was not found"))
+			return nil, forbidden(a, errors.New("unable to get previous usage since prior version of object was not found"))
 		}
 		// An update that creates the object is charged in full.
 		if m, err := apimeta.Accessor(a.OldObject); err == nil && m.GetResourceVersion() != "" {
@@ -317,7 +318,7 @@ func check(quotas []*corev1.ResourceQuota, a *admission.Attributes, ev *evaluato
 				}
 			}
 			if len(exceeded) > 0 {
-				return nil, admission.NewForbidden(a, fmt.Errorf("exceeded quota: %s, requested: %s, used: %s, limited: %s",
+				return nil, forbidden(a, fmt.Errorf("exceeded quota: %s, requested: %s, used: %s, limited: %s",
 					q.Name, pretty(requested, exceeded), pretty(q.Status.Used, exceeded), pretty(q.Status.Hard, exceeded)))
 			}
 		}
@@ -389,4 +390,24 @@ func joinNames(names []corev1.ResourceName) string {
 	}
 	sort.Strings(s)
 	return strings.Join(s, ",")
+}
+
+// forbidden is Kubernetes' admission refusal: 403 `<resource> "<name>" is
+// forbidden: <err>`, the resource named without its subresource (a
+// refused resize is `pods "p" is forbidden`), the name the request's, else
+// the object's name or generateName, else "Unknown".
+func forbidden(a *admission.Attributes, err error) error {
+	name := a.Name
+	if name == "" {
+		name = "Unknown"
+		if m, merr := apimeta.Accessor(a.Object); a.Object != nil && merr == nil {
+			switch {
+			case m.GetName() != "":
+				name = m.GetName()
+			case m.GetGenerateName() != "":
+				name = m.GetGenerateName()
+			}
+		}
+	}
+	return apierrors.NewForbidden(a.Resource.GroupResource(), name, err)
 }

@@ -213,6 +213,16 @@ func TestValidate(t *testing.T) {
 		wantErr: `pods "p" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1`,
 		noWrite: true,
 	}, {
+		name:   "a refusal names a generated pod by its generateName",
+		quotas: []*corev1.ResourceQuota{rq("q", map[string]string{"pods": "1"}, map[string]string{"pods": "1"})},
+		a: func() *admission.Attributes {
+			p := pod("")
+			p.GenerateName = "web-"
+			return attrs(admission.Create, "pods", "", p, nil)
+		}(),
+		wantErr: `pods "web-" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1`,
+		noWrite: true,
+	}, {
 		name:    "exceeded quota names only the exceeded resources",
 		quotas:  []*corev1.ResourceQuota{rq("compute", map[string]string{"pods": "10", "requests.cpu": "1", "requests.memory": "1Gi"}, map[string]string{"pods": "1", "requests.cpu": "500m", "requests.memory": "0"})},
 		a:       attrs(admission.Create, "pods", "", pod("p", container("c", map[string]string{"cpu": "600m", "memory": "1Gi"}, nil)), nil),
