@@ -34,6 +34,9 @@
 //     controller first). Invalid labels of a namespace still evaluate its
 //     pods (an invalid enforce level enforces restricted) and are recorded
 //     as the audit annotation pod-security.kubernetes.io/error.
+//   - Metrics: pod_security_evaluations_total, pod_security_errors_total
+//     and pod_security_exemptions_total, with Kubernetes' names and labels,
+//     when the Config has a registerer.
 //   - Exemptions (usernames, runtime classes, namespaces of an admission
 //     configuration file) are not configurable: nothing is exempt.
 package podsecurity

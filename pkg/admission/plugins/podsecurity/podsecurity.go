@@ -53,18 +53,25 @@ var ignoredPodSubresources = map[string]bool{
 // Plugin is the PodSecurity admission plugin. It is safe for concurrent
 // use.
 type Plugin struct {
-	src admission.Source
+	src     admission.Source
+	metrics *metrics
 }
 
 var _ admission.ValidationInterface = (*Plugin)(nil)
 
 // New builds the plugin; cfg.Source, which it reads namespaces and pods
-// from, is required.
+// from, is required. With cfg.Metrics it registers Kubernetes' counters
+// pod_security_evaluations_total, pod_security_errors_total and
+// pod_security_exemptions_total (always 0: nothing is exempt).
 func New(cfg *admission.Config) (admission.Interface, error) {
 	if cfg == nil || cfg.Source == nil {
 		return nil, errors.New("podsecurity: a source is required")
 	}
-	return &Plugin{src: cfg.Source}, nil
+	m, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("podsecurity: %w", err)
+	}
+	return &Plugin{src: cfg.Source, metrics: m}, nil
 }
 
 // Handles reports true for CREATE and UPDATE.
@@ -243,20 +250,24 @@ func (p *Plugin) validatePod(ctx context.Context, a *admission.Attributes) error
 	}
 	pol, errs, err := p.namespacePolicy(ctx, a.Namespace)
 	if err != nil {
+		p.metrics.failed(a, true)
 		_ = a.AddAnnotation(ErrorAnnotation, fmt.Sprintf("Internal error occurred: failed to lookup namespace %q: %v", a.Namespace, err))
 		return apierrors.NewInternalError(fmt.Errorf("failed to lookup namespace %q", a.Namespace))
 	}
 	if len(errs) == 0 && pol.fullyPrivileged() {
+		p.metrics.evaluation(a, true, pol.enforce, "enforce")
 		_ = a.AddAnnotation(EnforcePolicyAnnotation, levelVersion{Privileged, version{latest: true}}.String())
 		return nil
 	}
 	pod, ok := a.Object.(*corev1.Pod)
 	if !ok {
+		p.metrics.failed(a, true)
 		return apierrors.NewBadRequest("failed to decode pod")
 	}
 	if a.Operation == admission.Update {
 		old, ok := a.OldObject.(*corev1.Pod)
 		if !ok {
+			p.metrics.failed(a, true)
 			return apierrors.NewBadRequest("failed to decode old pod")
 		}
 		if !significantUpdate(pod, old) {
@@ -304,6 +315,7 @@ func (p *Plugin) validateTemplate(ctx context.Context, a *admission.Attributes) 
 	}
 	pol, errs, err := p.namespacePolicy(ctx, a.Namespace)
 	if err != nil {
+		p.metrics.failed(a, true)
 		_ = a.AddAnnotation(ErrorAnnotation, fmt.Sprintf("failed to lookup namespace %q: %v", a.Namespace, err))
 		return
 	}
@@ -312,6 +324,7 @@ func (p *Plugin) validateTemplate(ctx context.Context, a *admission.Attributes) 
 	}
 	meta, spec, err := podTemplate(a.Object)
 	if err != nil {
+		p.metrics.failed(a, true)
 		_ = a.AddAnnotation(ErrorAnnotation, fmt.Sprintf("failed to extract pod template: %v", err))
 		return
 	}
@@ -356,6 +369,7 @@ func podTemplate(obj runtime.Object) (*metav1.ObjectMeta, *corev1.PodSpec, error
 // request is allowed.
 func (p *Plugin) evaluate(a *admission.Attributes, pol policy, errs field.ErrorList, meta *metav1.ObjectMeta, spec *corev1.PodSpec, enforce bool) error {
 	if len(errs) > 0 {
+		p.metrics.failed(a, false)
 		_ = a.AddAnnotation(ErrorAnnotation, fmt.Sprintf("Failed to parse policy: %v", errs.ToAggregate()))
 	}
 	results := map[levelVersion]result{}
@@ -364,6 +378,7 @@ func (p *Plugin) evaluate(a *admission.Attributes, pol policy, errs field.ErrorL
 		_ = a.AddAnnotation(EnforcePolicyAnnotation, pol.enforce.String())
 		r := evaluate(pol.enforce, meta, spec)
 		results[pol.enforce] = r
+		p.metrics.evaluation(a, r.allowed(), pol.enforce, "enforce")
 		if !r.allowed() {
 			refusal = apierrors.NewForbidden(a.Resource.GroupResource(), a.Name,
 				fmt.Errorf("violates PodSecurity %q: %s", pol.enforce.String(), r.detail()))
@@ -375,6 +390,7 @@ func (p *Plugin) evaluate(a *admission.Attributes, pol policy, errs field.ErrorL
 		results[pol.audit] = r
 	}
 	if !r.allowed() {
+		p.metrics.evaluation(a, false, pol.audit, "audit")
 		_ = a.AddAnnotation(AuditViolationsAnnotation, fmt.Sprintf("would violate PodSecurity %q: %s", pol.audit.String(), r.detail()))
 	}
 	if refusal == nil {
@@ -383,6 +399,7 @@ func (p *Plugin) evaluate(a *admission.Attributes, pol policy, errs field.ErrorL
 			r = evaluate(pol.warn, meta, spec)
 		}
 		if !r.allowed() {
+			p.metrics.evaluation(a, false, pol.warn, "warn")
 			a.AddWarning(fmt.Sprintf("would violate PodSecurity %q: %s", pol.warn.String(), r.detail()))
 		}
 	}

@@ -3,9 +3,12 @@ package podsecurity
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -358,5 +361,36 @@ func BenchmarkValidateRestrictedPod(b *testing.B) {
 		if err := p.Validate(context.Background(), podAttrs(admission.Create, "", pod, nil)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	src := &fakeSource{namespaces: map[string]*corev1.Namespace{"ns": namespace("ns", map[string]string{EnforceLevelLabel: "restricted", AuditLevelLabel: "baseline", AuditVersionLabel: "v1.30"})}}
+	build := func() *Plugin {
+		p, err := New(&admission.Config{Source: src, Metrics: reg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.(*Plugin)
+	}
+	// Two plugins on one registry share the counters.
+	first, second := build(), build()
+	pod := bare("x", "ns")
+	pod.Spec.HostPID = true
+	_ = first.Validate(context.Background(), podAttrs(admission.Create, "", pod, nil))
+	_ = second.Validate(context.Background(), podAttrs(admission.Create, "", pod, nil))
+	_ = first.Validate(context.Background(), podAttrs(admission.Create, "", bare("y", "gone"), nil))
+	want := `
+# HELP pod_security_errors_total Number of errors preventing normal evaluation. Non-fatal errors may result in the latest restricted profile being used for evaluation.
+# TYPE pod_security_errors_total counter
+pod_security_errors_total{fatal="true",request_operation="create",resource="pod",subresource=""} 1
+# HELP pod_security_evaluations_total Number of policy evaluations that occurred, not counting ignored or exempt requests.
+# TYPE pod_security_evaluations_total counter
+pod_security_evaluations_total{decision="deny",mode="audit",policy_level="baseline",policy_version="v1.30",request_operation="create",resource="pod",subresource=""} 2
+pod_security_evaluations_total{decision="deny",mode="enforce",policy_level="restricted",policy_version="latest",request_operation="create",resource="pod",subresource=""} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "pod_security_evaluations_total", "pod_security_errors_total"); err != nil {
+		t.Error(err)
 	}
 }
