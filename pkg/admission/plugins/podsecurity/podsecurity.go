@@ -230,9 +230,14 @@ func (p *Plugin) checkExistingPods(ctx context.Context, namespace string, enforc
 	return append(out, lines...)
 }
 
-// namespacePolicy reads the policy of the request's namespace.
+// namespacePolicy reads the policy of the request's namespace: from the
+// cache, or from the store when the cache has not seen the namespace yet
+// (one just created).
 func (p *Plugin) namespacePolicy(ctx context.Context, namespace string) (policy, field.ErrorList, error) {
 	obj, err := p.src.Get(ctx, namespaceGVR, "", namespace)
+	if apierrors.IsNotFound(err) {
+		obj, err = p.src.Fetch(ctx, namespaceGVR, "", namespace)
+	}
 	if err != nil {
 		return policy{}, nil, err
 	}

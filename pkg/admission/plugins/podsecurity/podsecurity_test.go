@@ -21,9 +21,11 @@ import (
 	"github.com/kplane/kplane/pkg/admission"
 )
 
-// fakeSource serves namespaces and pods from maps.
+// fakeSource serves namespaces and pods from maps; stored holds the
+// namespaces only the store (Fetch) has, not yet the cache.
 type fakeSource struct {
 	namespaces map[string]*corev1.Namespace
+	stored     map[string]*corev1.Namespace
 	pods       []*corev1.Pod
 }
 
@@ -52,6 +54,9 @@ func (s *fakeSource) List(_ context.Context, gvr schema.GroupVersionResource, na
 }
 
 func (s *fakeSource) Fetch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
+	if ns, ok := s.stored[name]; ok && gvr == namespaceGVR {
+		return ns, nil
+	}
 	return s.Get(ctx, gvr, namespace, name)
 }
 
@@ -392,5 +397,15 @@ pod_security_evaluations_total{decision="deny",mode="enforce",policy_level="rest
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "pod_security_evaluations_total", "pod_security_errors_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestANamespaceTheCacheHasNotSeenIsReadFromTheStore(t *testing.T) {
+	src := &fakeSource{stored: map[string]*corev1.Namespace{"new": namespace("new", map[string]string{EnforceLevelLabel: "baseline"})}}
+	pod := bare("x", "new")
+	pod.Spec.HostIPC = true
+	err := newPlugin(t, src).Validate(context.Background(), podAttrs(admission.Create, "", pod, nil))
+	if want := `pods "x" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostIPC=true)`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }
