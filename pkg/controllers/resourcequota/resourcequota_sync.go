@@ -14,14 +14,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
+	usage "github.com/kplane/kplane/internal/quota"
 	"github.com/kplane/kplane/pkg/cache"
 	"github.com/kplane/kplane/pkg/controller"
 )
 
-// Resource names of the services and claims evaluators.
+// Resource name prefixes of what is charged per pod.
 const (
-	storageClassSuffix      = ".storageclass.storage.k8s.io/"
-	resourceRequestsStorage = corev1.ResourceRequestsStorage
+	requestsPrefix = "requests."
+	limitsPrefix   = "limits."
 )
 
 // quotaWriter writes quota status.
@@ -97,7 +98,7 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 // usage is q's used: every resource of spec.hard that has an evaluator,
 // computed now; one without keeps the value status.used had.
 func (s *syncer) usage(ctx context.Context, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
-	scopes := scopesOf(q)
+	scopes := usage.ScopesOf(q)
 	used := corev1.ResourceList{}
 	var podNames []corev1.ResourceName
 	for name := range q.Spec.Hard {
@@ -137,8 +138,8 @@ func (s *syncer) objectUsage(ctx context.Context, namespace string, name corev1.
 	zero := *resource.NewQuantity(0, resource.DecimalSI)
 	var gr schema.GroupResource
 	switch {
-	case strings.HasPrefix(str, countPrefix):
-		gr = schema.ParseGroupResource(strings.TrimPrefix(str, countPrefix))
+	case strings.HasPrefix(str, usage.CountPrefix):
+		gr = schema.ParseGroupResource(strings.TrimPrefix(str, usage.CountPrefix))
 		if gr == (schema.GroupResource{Resource: "pods"}) {
 			// Charged per pod, with its scopes.
 			return q, false, nil
@@ -149,7 +150,7 @@ func (s *syncer) objectUsage(ctx context.Context, namespace string, name corev1.
 		}
 		n, err := s.serviceUsage(namespace, name)
 		return *resource.NewQuantity(n, resource.DecimalSI), err == nil, err
-	case name == corev1.ResourcePersistentVolumeClaims || name == resourceRequestsStorage || strings.Contains(str, storageClassSuffix):
+	case name == corev1.ResourcePersistentVolumeClaims || name == corev1.ResourceRequestsStorage || strings.Contains(str, usage.StorageClassSuffix):
 		if len(scopes) > 0 {
 			return zero, true, nil
 		}
@@ -196,7 +197,7 @@ func isPodResource(name corev1.ResourceName) bool {
 		return true
 	}
 	str := string(name)
-	return str == countPrefix+"pods" || strings.HasPrefix(str, hugePagesPfx) ||
+	return str == usage.CountPrefix+"pods" || strings.HasPrefix(str, corev1.ResourceHugePagesPrefix) ||
 		strings.HasPrefix(str, requestsPrefix) || strings.HasPrefix(str, limitsPrefix)
 }
 
@@ -210,23 +211,14 @@ func (s *syncer) podTotals(namespace string, scopes []corev1.ScopedResourceSelec
 	now := s.clock.Now()
 	total := corev1.ResourceList{}
 	for _, pod := range pods {
-		if !podCounts(pod, now) || !podMatchesScopes(pod, scopes) {
+		if !usage.PodCharged(pod, now) || !usage.PodMatchesScopes(pod, scopes) {
 			continue
 		}
-		for name, q := range podUsage(pod) {
-			addTo(total, name, q)
+		for name, q := range usage.PodUsage(pod) {
+			usage.AddTo(total, name, q)
 		}
 	}
 	return total, nil
-}
-
-func podMatchesScopes(pod *corev1.Pod, scopes []corev1.ScopedResourceSelectorRequirement) bool {
-	for _, sc := range scopes {
-		if !podMatchesScope(pod, sc) {
-			return false
-		}
-	}
-	return true
 }
 
 // serviceUsage computes services, services.loadbalancers or
@@ -240,29 +232,8 @@ func (s *syncer) serviceUsage(namespace string, name corev1.ResourceName) (int64
 	}
 	var n int64
 	for _, svc := range svcs {
-		switch name {
-		case corev1.ResourceServices:
-			n++
-		case corev1.ResourceServicesLoadBalancers:
-			if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
-				n++
-			}
-		case corev1.ResourceServicesNodePorts:
-			switch svc.Spec.Type {
-			case corev1.ServiceTypeNodePort:
-				n += int64(len(svc.Spec.Ports))
-			case corev1.ServiceTypeLoadBalancer:
-				if a := svc.Spec.AllocateLoadBalancerNodePorts; a != nil && !*a {
-					for _, p := range svc.Spec.Ports {
-						if p.NodePort != 0 {
-							n++
-						}
-					}
-				} else {
-					n += int64(len(svc.Spec.Ports))
-				}
-			}
-		}
+		v := usage.ServiceUsage(svc)[name]
+		n += v.Value()
 	}
 	return n, nil
 }
@@ -275,29 +246,15 @@ func (s *syncer) claimUsage(namespace string, name corev1.ResourceName) (resourc
 	if err != nil {
 		return resource.Quantity{}, err
 	}
-	class, base := "", string(name)
-	if i := strings.Index(base, storageClassSuffix); i >= 0 {
-		class, base = base[:i], base[i+len(storageClassSuffix):]
-	}
 	var total resource.Quantity
-	if base == string(resourceRequestsStorage) {
+	if name == corev1.ResourceRequestsStorage || strings.HasSuffix(string(name), usage.StorageClassSuffix+string(corev1.ResourceRequestsStorage)) {
 		total = *resource.NewQuantity(0, resource.BinarySI)
 	} else {
 		total = *resource.NewQuantity(0, resource.DecimalSI)
 	}
 	for _, pvc := range claims {
-		if class != "" && (pvc.Spec.StorageClassName == nil || *pvc.Spec.StorageClassName != class) {
-			continue
-		}
-		switch base {
-		case string(corev1.ResourcePersistentVolumeClaims):
-			total.Add(*resource.NewQuantity(1, resource.DecimalSI))
-		case string(resourceRequestsStorage):
-			req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-			if alloc, ok := pvc.Status.AllocatedResources[corev1.ResourceStorage]; ok && alloc.Cmp(req) > 0 {
-				req = alloc
-			}
-			total.Add(req)
+		if v, ok := usage.ClaimUsage(pvc)[name]; ok {
+			total.Add(v)
 		}
 	}
 	return total, nil

@@ -1,27 +1,41 @@
-package resourcequota
+package quota
 
 import (
+	"fmt"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 )
 
-// Resource names a quota counts that are not corev1 constants.
+// Prefixes of the resource names a quota tracks.
 const (
-	countPrefix    = "count/"
+	// CountPrefix starts the object count names, count/<resource>[.<group>].
+	CountPrefix    = "count/"
 	requestsPrefix = "requests."
 	limitsPrefix   = "limits."
 	hugePagesPfx   = corev1.ResourceHugePagesPrefix
 )
 
-// podCounts reports whether pod is charged to quotas at now: it has not
+// ObjectCountName is the quota name of the number of objects of gr:
+// count/<resource> for the core group, count/<resource>.<group> otherwise.
+func ObjectCountName(gr schema.GroupResource) corev1.ResourceName {
+	if gr.Group == "" {
+		return corev1.ResourceName(CountPrefix + gr.Resource)
+	}
+	return corev1.ResourceName(CountPrefix + gr.Resource + "." + gr.Group)
+}
+
+// PodCharged reports whether pod is charged to quotas at now: it has not
 // finished, and is not stuck terminating past its grace period (a lost
 // node must not keep a namespace from running replacements).
-func podCounts(pod *corev1.Pod, now time.Time) bool {
+func PodCharged(pod *corev1.Pod, now time.Time) bool {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return false
 	}
@@ -34,13 +48,13 @@ func podCounts(pod *corev1.Pod, now time.Time) bool {
 	return true
 }
 
-// podUsage is what one charged pod uses, under every name a quota may
+// PodUsage is what one charged pod uses, under every name a quota may
 // give it: pods and count/pods, requests.<r> (and the bare name for cpu,
 // memory, ephemeral-storage and huge pages), limits.<r>.
-func podUsage(pod *corev1.Pod) corev1.ResourceList {
+func PodUsage(pod *corev1.Pod) corev1.ResourceList {
 	out := corev1.ResourceList{
 		corev1.ResourcePods:               *resource.NewQuantity(1, resource.DecimalSI),
-		countPrefix + corev1.ResourcePods: *resource.NewQuantity(1, resource.DecimalSI),
+		CountPrefix + corev1.ResourcePods: *resource.NewQuantity(1, resource.DecimalSI),
 	}
 	requests, limits := podResources(pod)
 	for name, q := range requests {
@@ -105,9 +119,9 @@ func podResources(pod *corev1.Pod) (requests, limits corev1.ResourceList) {
 		}
 	}
 	for name, q := range pod.Spec.Overhead {
-		addTo(requests, name, q)
+		AddTo(requests, name, q)
 		if _, ok := limits[name]; ok {
-			addTo(limits, name, q)
+			AddTo(limits, name, q)
 		}
 	}
 	return requests, limits
@@ -120,7 +134,7 @@ func containersNeed(pod *corev1.Pod, of func(*corev1.Container) corev1.ResourceL
 	sum := corev1.ResourceList{}
 	for i := range pod.Spec.Containers {
 		for name, q := range of(&pod.Spec.Containers[i]) {
-			addTo(sum, name, q)
+			AddTo(sum, name, q)
 		}
 	}
 	sidecars := corev1.ResourceList{}
@@ -130,13 +144,13 @@ func containersNeed(pod *corev1.Pod, of func(*corev1.Container) corev1.ResourceL
 		need := of(c)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			for name, q := range need {
-				addTo(sidecars, name, q)
+				AddTo(sidecars, name, q)
 			}
 			need = sidecars
 		} else {
 			running := sidecars.DeepCopy()
 			for name, q := range need {
-				addTo(running, name, q)
+				AddTo(running, name, q)
 			}
 			need = running
 		}
@@ -147,7 +161,7 @@ func containersNeed(pod *corev1.Pod, of func(*corev1.Container) corev1.ResourceL
 		}
 	}
 	for name, q := range sidecars {
-		addTo(sum, name, q)
+		AddTo(sum, name, q)
 	}
 	for name, q := range peak {
 		if cur, ok := sum[name]; !ok || q.Cmp(cur) > 0 {
@@ -157,15 +171,16 @@ func containersNeed(pod *corev1.Pod, of func(*corev1.Container) corev1.ResourceL
 	return sum
 }
 
-func addTo(l corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
+// AddTo adds q to l[name].
+func AddTo(l corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
 	cur := l[name]
 	cur.Add(q)
 	l[name] = cur
 }
 
-// isBestEffort reports whether pod has no cpu or memory request or limit
+// IsBestEffort reports whether pod has no cpu or memory request or limit
 // in any container: the BestEffort QoS class.
-func isBestEffort(pod *corev1.Pod) bool {
+func IsBestEffort(pod *corev1.Pod) bool {
 	check := func(cs []corev1.Container) bool {
 		for _, c := range cs {
 			for _, l := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
@@ -223,9 +238,9 @@ func usesCrossNamespaceAffinity(pod *corev1.Pod) bool {
 	return false
 }
 
-// scopesOf is every scope of q as a requirement: spec.scopes as Exists,
+// ScopesOf is every scope of q as a requirement: spec.scopes as Exists,
 // then scopeSelector's expressions.
-func scopesOf(q *corev1.ResourceQuota) []corev1.ScopedResourceSelectorRequirement {
+func ScopesOf(q *corev1.ResourceQuota) []corev1.ScopedResourceSelectorRequirement {
 	var out []corev1.ScopedResourceSelectorRequirement
 	for _, s := range q.Spec.Scopes {
 		out = append(out, corev1.ScopedResourceSelectorRequirement{ScopeName: s, Operator: corev1.ScopeSelectorOpExists})
@@ -236,23 +251,23 @@ func scopesOf(q *corev1.ResourceQuota) []corev1.ScopedResourceSelectorRequiremen
 	return out
 }
 
-// podMatchesScope reports whether pod falls under one scope requirement.
+// PodMatchesScope reports whether pod falls under one scope requirement.
 // An unknown scope matches nothing.
-func podMatchesScope(pod *corev1.Pod, s corev1.ScopedResourceSelectorRequirement) bool {
+func PodMatchesScope(pod *corev1.Pod, s corev1.ScopedResourceSelectorRequirement) bool {
 	switch s.ScopeName {
 	case corev1.ResourceQuotaScopeTerminating:
-		return isTerminating(pod)
+		return IsTerminating(pod)
 	case corev1.ResourceQuotaScopeNotTerminating:
-		return !isTerminating(pod)
+		return !IsTerminating(pod)
 	case corev1.ResourceQuotaScopeBestEffort:
-		return isBestEffort(pod)
+		return IsBestEffort(pod)
 	case corev1.ResourceQuotaScopeNotBestEffort:
-		return !isBestEffort(pod)
+		return !IsBestEffort(pod)
 	case corev1.ResourceQuotaScopeCrossNamespacePodAffinity:
 		return usesCrossNamespaceAffinity(pod)
 	case corev1.ResourceQuotaScopePriorityClass:
 		// The requirement reads the priority class name as the value of a
-		// label that every pod has (empty when it names none).
+		// label that only pods naming a class have.
 		var op selection.Operator
 		switch s.Operator {
 		case corev1.ScopeSelectorOpIn:
@@ -260,23 +275,160 @@ func podMatchesScope(pod *corev1.Pod, s corev1.ScopedResourceSelectorRequirement
 		case corev1.ScopeSelectorOpNotIn:
 			op = selection.NotIn
 		case corev1.ScopeSelectorOpExists:
-			op = selection.Exists
+			return pod.Spec.PriorityClassName != ""
 		case corev1.ScopeSelectorOpDoesNotExist:
 			op = selection.DoesNotExist
 		default:
 			return false
 		}
-		req, err := labels.NewRequirement("priorityclass", op, s.Values)
+		req, err := labels.NewRequirement(string(corev1.ResourceQuotaScopePriorityClass), op, s.Values)
 		if err != nil {
 			return false
 		}
-		return req.Matches(labels.Set{"priorityclass": pod.Spec.PriorityClassName})
+		set := labels.Set{}
+		if pod.Spec.PriorityClassName != "" {
+			set[string(corev1.ResourceQuotaScopePriorityClass)] = pod.Spec.PriorityClassName
+		}
+		return req.Matches(set)
 	}
 	return false
 }
 
-// isTerminating reports whether pod has an active deadline: the
+// IsTerminating reports whether pod has an active deadline: the
 // Terminating scope.
-func isTerminating(pod *corev1.Pod) bool {
+func IsTerminating(pod *corev1.Pod) bool {
 	return pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds >= 0
+}
+
+// PodMatchesScopes reports whether pod falls under every scope
+// requirement (all of them when scopes is empty).
+func PodMatchesScopes(pod *corev1.Pod, scopes []corev1.ScopedResourceSelectorRequirement) bool {
+	for _, sc := range scopes {
+		if !PodMatchesScope(pod, sc) {
+			return false
+		}
+	}
+	return true
+}
+
+// podNames are the names a quota charges pods under, besides huge pages
+// and extended resources.
+var podNames = []corev1.ResourceName{
+	CountPrefix + corev1.ResourcePods,
+	corev1.ResourcePods,
+	corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage,
+	corev1.ResourceRequestsCPU, corev1.ResourceRequestsMemory, corev1.ResourceRequestsEphemeralStorage,
+	corev1.ResourceLimitsCPU, corev1.ResourceLimitsMemory, corev1.ResourceLimitsEphemeralStorage,
+}
+
+// IsPodName reports whether a quota tracking name charges pods for it:
+// pods, count/pods, cpu, memory and ephemeral-storage (bare, requests.
+// and limits.), huge pages (bare and requests.) and requests.<extended
+// resource>.
+func IsPodName(name corev1.ResourceName) bool {
+	if slices.Contains(podNames, name) {
+		return true
+	}
+	s := string(name)
+	if strings.HasPrefix(s, hugePagesPfx) || strings.HasPrefix(s, requestsPrefix+hugePagesPfx) {
+		return true
+	}
+	// An extended resource: requests.<domain>/<name>, outside kubernetes.io.
+	return strings.HasPrefix(s, requestsPrefix) && strings.Contains(s, "/") && !strings.Contains(s, "kubernetes.io/")
+}
+
+// constrained are the names a quota may only track if every container
+// states them: a requirement Kubernetes keeps for compatibility, for cpu
+// and memory alone.
+var constrained = []corev1.ResourceName{
+	corev1.ResourceCPU, corev1.ResourceMemory,
+	corev1.ResourceRequestsCPU, corev1.ResourceRequestsMemory,
+	corev1.ResourceLimitsCPU, corev1.ResourceLimitsMemory,
+}
+
+// PodConstraints checks that every container and init container of pod
+// states what tracked asks of it: a quota tracking cpu, memory or their
+// requests. forms needs a request in each, limits.cpu or limits.memory a
+// limit. The error is Kubernetes' "must specify <name> for: <containers>"
+// list, sorted.
+func PodConstraints(tracked []corev1.ResourceName, pod *corev1.Pod) error {
+	if podLevelResourcesSet(pod) {
+		// Pod-level resources make the containers' optional.
+		return nil
+	}
+	var required []corev1.ResourceName
+	for _, n := range tracked {
+		if slices.Contains(constrained, n) && !slices.Contains(required, n) {
+			required = append(required, n)
+		}
+	}
+	if len(required) == 0 {
+		return nil
+	}
+	missing := map[corev1.ResourceName][]string{}
+	check := func(c *corev1.Container) {
+		for _, n := range required {
+			if !containerStates(c, n) && !slices.Contains(missing[n], c.Name) {
+				missing[n] = append(missing[n], c.Name)
+			}
+		}
+	}
+	for i := range pod.Spec.Containers {
+		check(&pod.Spec.Containers[i])
+	}
+	for i := range pod.Spec.InitContainers {
+		check(&pod.Spec.InitContainers[i])
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(missing))
+	for n := range missing {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		cs := missing[corev1.ResourceName(n)]
+		sort.Strings(cs)
+		parts = append(parts, fmt.Sprintf("%s for: %s", n, strings.Join(cs, ",")))
+	}
+	return fmt.Errorf("must specify %s", strings.Join(parts, "; "))
+}
+
+// containerStates reports whether c states what the quota name n needs:
+// a request (a limit alone stands for it, as the API defaults it) for the
+// bare and requests. forms, a limit for the limits. form.
+func containerStates(c *corev1.Container, n corev1.ResourceName) bool {
+	switch n {
+	case corev1.ResourceLimitsCPU:
+		_, ok := c.Resources.Limits[corev1.ResourceCPU]
+		return ok
+	case corev1.ResourceLimitsMemory:
+		_, ok := c.Resources.Limits[corev1.ResourceMemory]
+		return ok
+	}
+	base := corev1.ResourceName(strings.TrimPrefix(string(n), requestsPrefix))
+	if _, ok := c.Resources.Requests[base]; ok {
+		return true
+	}
+	_, ok := c.Resources.Limits[base]
+	return ok
+}
+
+// podLevelResourcesSet reports whether pod states pod-level requests or
+// limits of a resource that can be set there: cpu, memory, huge pages.
+func podLevelResourcesSet(pod *corev1.Pod) bool {
+	r := pod.Spec.Resources
+	if r == nil {
+		return false
+	}
+	for _, l := range []corev1.ResourceList{r.Requests, r.Limits} {
+		for name := range l {
+			if name == corev1.ResourceCPU || name == corev1.ResourceMemory || strings.HasPrefix(string(name), hugePagesPfx) {
+				return true
+			}
+		}
+	}
+	return false
 }
