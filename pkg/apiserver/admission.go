@@ -21,8 +21,11 @@ import (
 	"github.com/kplane/kplane/pkg/admission/plugins/defaultstorageclass"
 	"github.com/kplane/kplane/pkg/admission/plugins/defaulttolerationseconds"
 	"github.com/kplane/kplane/pkg/admission/plugins/limitranger"
+	"github.com/kplane/kplane/pkg/admission/plugins/podsecurity"
 	"github.com/kplane/kplane/pkg/admission/plugins/priority"
+	"github.com/kplane/kplane/pkg/admission/plugins/resourcequota"
 	"github.com/kplane/kplane/pkg/admission/plugins/serviceaccount"
+	"github.com/kplane/kplane/pkg/admission/webhook"
 	"github.com/kplane/kplane/pkg/audit"
 	"github.com/kplane/kplane/pkg/authentication"
 	"github.com/kplane/kplane/pkg/authorization"
@@ -49,13 +52,17 @@ type AdmissionConfig struct {
 // admissionPlugins are the factories of the plugins kplane implements
 // beside NamespaceLifecycle, which the server checks itself.
 var admissionPlugins = admission.Plugins{
-	admission.AlwaysAdmit:              func(*admission.Config) (admission.Interface, error) { return alwaysAdmit{}, nil },
-	admission.AlwaysDeny:               func(*admission.Config) (admission.Interface, error) { return alwaysDeny{}, nil },
-	admission.LimitRanger:              limitranger.New,
-	admission.ServiceAccount:           serviceaccount.New,
-	admission.Priority:                 priority.New,
-	admission.DefaultTolerationSeconds: defaulttolerationseconds.New,
-	admission.DefaultStorageClass:      defaultstorageclass.New,
+	admission.AlwaysAdmit:                func(*admission.Config) (admission.Interface, error) { return alwaysAdmit{}, nil },
+	admission.AlwaysDeny:                 func(*admission.Config) (admission.Interface, error) { return alwaysDeny{}, nil },
+	admission.LimitRanger:                limitranger.New,
+	admission.ServiceAccount:             serviceaccount.New,
+	admission.Priority:                   priority.New,
+	admission.DefaultTolerationSeconds:   defaulttolerationseconds.New,
+	admission.DefaultStorageClass:        defaultstorageclass.New,
+	admission.PodSecurity:                podsecurity.New,
+	admission.MutatingAdmissionWebhook:   webhook.NewMutating,
+	admission.ValidatingAdmissionWebhook: webhook.NewValidating,
+	admission.ResourceQuota:              resourcequota.New,
 }
 
 // alwaysAdmit is kube's deprecated AlwaysAdmit: it changes nothing.

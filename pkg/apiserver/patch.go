@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kplane/kplane/pkg/apiserver/internal/patch"
+	"github.com/kplane/kplane/internal/patch"
 )
 
 // servePatch handles PATCH of an object, its status or its scale with a

@@ -22,8 +22,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kplane/kplane/internal/freshconn"
-	"github.com/kplane/kplane/pkg/apiextensions"
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/apiextensions"
 	"github.com/kplane/kplane/pkg/audit"
 	"github.com/kplane/kplane/pkg/authentication"
 	"github.com/kplane/kplane/pkg/authorization"
@@ -167,9 +167,9 @@ type Server struct {
 
 	// admission is the chain client writes go through; admSource is
 	// what its plugins read; admUncached counts reads without a cache.
-	admission          *admission.Chain
-	admSource          *admissionSource
-	admUncached        atomic.Uint64
+	admission   *admission.Chain
+	admSource   *admissionSource
+	admUncached atomic.Uint64
 	// noNamespaceLifecycle is set when NamespaceLifecycle is disabled:
 	// objects may then be created in namespaces that do not exist.
 	noNamespaceLifecycle bool
