@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,8 +32,14 @@ func (o *admissionOptions) apply(cfg *apiserver.Config) error {
 	if _, err := admission.Enabled(o.enable, o.disable); err != nil {
 		return err
 	}
+	enable := o.enable
+	if !slices.Contains(o.disable, admission.ServiceAccount) && !slices.Contains(enable, admission.ServiceAccount) {
+		// On by default, as in kube-apiserver (the controllers of kplane
+		// up make the default ServiceAccounts it needs).
+		enable = append(slices.Clone(enable), admission.ServiceAccount)
+	}
 	cfg.Admission = apiserver.AdmissionConfig{
-		Enable: o.enable, Disable: o.disable,
+		Enable: enable, Disable: o.disable,
 		DefaultNotReadyTolerationSeconds:    o.notReadyToleration,
 		DefaultUnreachableTolerationSeconds: o.unreachableToleration,
 	}

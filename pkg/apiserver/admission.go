@@ -37,7 +37,12 @@ import (
 type AdmissionConfig struct {
 	// Enable and Disable change the default plugins
 	// (admission.DefaultOnPlugins), as kube-apiserver's
-	// --enable-admission-plugins and --disable-admission-plugins.
+	// --enable-admission-plugins and --disable-admission-plugins, with one
+	// difference for a server embedded as a library: ServiceAccount runs
+	// only when Enable names it, since it refuses every pod until the
+	// serviceaccount controller has made its namespace's default
+	// ServiceAccount (envtest disables it for the same reason). `kplane
+	// apiserver` and `kplane up` enable it, as kube-apiserver does.
 	Enable, Disable []string
 	// Plugins adds or replaces plugin factories by name (tests, or a
 	// program's own plugins); the names must be in admission.OrderedPlugins.
@@ -83,7 +88,11 @@ func (alwaysDeny) Validate(_ context.Context, a *admission.Attributes) error {
 
 // setupAdmission builds the admission chain of cfg.Admission.
 func (s *Server) setupAdmission() error {
-	names, err := admission.Enabled(s.cfg.Admission.Enable, s.cfg.Admission.Disable)
+	disable := s.cfg.Admission.Disable
+	if !slices.Contains(s.cfg.Admission.Enable, admission.ServiceAccount) && !slices.Contains(disable, admission.ServiceAccount) {
+		disable = append(slices.Clone(disable), admission.ServiceAccount)
+	}
+	names, err := admission.Enabled(s.cfg.Admission.Enable, disable)
 	if err != nil {
 		return fmt.Errorf("apiserver: %w", err)
 	}

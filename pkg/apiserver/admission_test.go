@@ -252,3 +252,26 @@ func TestAdmissionSourceFollowsTheStore(t *testing.T) {
 		t.Fatalf("Get of a deleted object = %v, want NotFound", err)
 	}
 }
+
+func TestServiceAccountAdmissionOnlyWhenEnabled(t *testing.T) {
+	pod := testPod("p", nil)
+	// The library default, as envtest: pods need no ServiceAccount.
+	e := newTestEnv(t, func(c *Config) { c.Admission = AdmissionConfig{} })
+	e.do(http.MethodPost, podPath("default", ""), pod).expect(t, http.StatusCreated, "")
+	// Enabled, as kplane apiserver and up do: kube's refusal.
+	e = newTestEnv(t, func(c *Config) { c.Admission = AdmissionConfig{Enable: []string{admission.ServiceAccount}} })
+	pod.Spec.ServiceAccountName = "robot"
+	r := e.do(http.MethodPost, podPath("default", ""), pod)
+	r.expect(t, http.StatusForbidden, metav1.StatusReasonForbidden)
+	if msg := r.status(t).Message; msg != `pods "p" is forbidden: error looking up service account default/robot: serviceaccount "robot" not found` {
+		t.Fatalf("message = %q", msg)
+	}
+	e.do(http.MethodPost, "/api/v1/namespaces/default/serviceaccounts", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}).expect(t, http.StatusCreated, "")
+	r = e.do(http.MethodPost, podPath("default", ""), pod)
+	r.expect(t, http.StatusCreated, "")
+	var got corev1.Pod
+	r.decode(t, &got)
+	if len(got.Spec.Volumes) != 1 || !strings.HasPrefix(got.Spec.Volumes[0].Name, "kube-api-access-") || got.Spec.Containers[0].VolumeMounts[0].MountPath != "/var/run/secrets/kubernetes.io/serviceaccount" {
+		t.Fatalf("the token volume is not mounted: %+v %+v", got.Spec.Volumes, got.Spec.Containers[0].VolumeMounts)
+	}
+}

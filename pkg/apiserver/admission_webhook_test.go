@@ -115,7 +115,6 @@ func installWebhooks(t testing.TB, e *testEnv, ctx context.Context, url string, 
 	}
 }
 
-
 func TestWebhooksThroughTheServer(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := runControllers(t, e)
