@@ -1,0 +1,151 @@
+package cel
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kplane/kplane/pkg/admission"
+)
+
+// AdmissionRequest returns the AdmissionRequest Kubernetes builds for the
+// CEL expressions of a request a matched as inv (the resource and kind a
+// rule named, which an equivalent match makes differ from a's own). Its
+// object, oldObject and uid are not set: expressions read the objects as
+// variables of their own.
+func AdmissionRequest(a *admission.Attributes, inv admission.Invocation) *admissionv1.AdmissionRequest {
+	dryRun := a.DryRun
+	req := &admissionv1.AdmissionRequest{
+		Kind:               metav1.GroupVersionKind{Group: inv.Kind.Group, Version: inv.Kind.Version, Kind: inv.Kind.Kind},
+		Resource:           metav1.GroupVersionResource{Group: inv.Resource.Group, Version: inv.Resource.Version, Resource: inv.Resource.Resource},
+		SubResource:        inv.Subresource,
+		RequestKind:        &metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind},
+		RequestResource:    &metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource},
+		RequestSubResource: a.Subresource,
+		Name:               a.Name,
+		Namespace:          a.Namespace,
+		Operation:          admissionv1.Operation(a.Operation),
+		DryRun:             &dryRun,
+		Options:            runtime.RawExtension{Object: a.Options},
+	}
+	if u := a.User; u != nil {
+		req.UserInfo.Username, req.UserInfo.UID = u.Name, u.UID
+		req.UserInfo.Groups = u.Groups
+		if len(u.Extra) > 0 {
+			req.UserInfo.Extra = map[string]authenticationv1.ExtraValue{}
+			for k, v := range u.Extra {
+				req.UserInfo.Extra[k] = v
+			}
+		}
+	}
+	return req
+}
+
+// RequestValue returns req as the request variable shows it: its fields
+// under their JSON names, the options object as a map (null when there
+// are none).
+func RequestValue(req *admissionv1.AdmissionRequest) map[string]any {
+	if req == nil {
+		return nil
+	}
+	gvk := func(k metav1.GroupVersionKind) map[string]any {
+		return map[string]any{"group": k.Group, "version": k.Version, "kind": k.Kind}
+	}
+	gvr := func(r metav1.GroupVersionResource) map[string]any {
+		return map[string]any{"group": r.Group, "version": r.Version, "resource": r.Resource}
+	}
+	groups := make([]any, len(req.UserInfo.Groups))
+	for i, g := range req.UserInfo.Groups {
+		groups[i] = g
+	}
+	extra := make(map[string]any, len(req.UserInfo.Extra))
+	for k, v := range req.UserInfo.Extra {
+		vs := make([]any, len(v))
+		for i, s := range v {
+			vs[i] = s
+		}
+		extra[k] = vs
+	}
+	out := map[string]any{
+		"kind":               gvk(req.Kind),
+		"resource":           gvr(req.Resource),
+		"subResource":        req.SubResource,
+		"requestSubResource": req.RequestSubResource,
+		"name":               req.Name,
+		"namespace":          req.Namespace,
+		"operation":          string(req.Operation),
+		"userInfo": map[string]any{
+			"username": req.UserInfo.Username,
+			"uid":      req.UserInfo.UID,
+			"groups":   groups,
+			"extra":    extra,
+		},
+		"dryRun": req.DryRun != nil && *req.DryRun,
+	}
+	if req.RequestKind != nil {
+		out["requestKind"] = gvk(*req.RequestKind)
+	}
+	if req.RequestResource != nil {
+		out["requestResource"] = gvr(*req.RequestResource)
+	}
+	var opts any
+	switch {
+	case req.Options.Object != nil:
+		if m, err := ObjectValue(req.Options.Object, schema.GroupVersionKind{}); err == nil && m != nil {
+			opts = m
+		}
+	case len(req.Options.Raw) > 0:
+		var m map[string]any
+		if json.Unmarshal(req.Options.Raw, &m) == nil {
+			opts = m
+		}
+	}
+	out["options"] = opts
+	return out
+}
+
+// ObjectValue converts obj to the JSON-like map CEL expressions read, nil
+// for no object. Typed objects go through
+// runtime.DefaultUnstructuredConverter; unstructured ones are used as
+// they are (not copied: do not change the result). When obj does not say
+// its apiVersion and kind, gvk (if set) fills them in, as Kubernetes'
+// versioned objects always have them.
+func ObjectValue(obj runtime.Object, gvk schema.GroupVersionKind) (map[string]any, error) {
+	if obj == nil || (reflect.ValueOf(obj).Kind() == reflect.Pointer && reflect.ValueOf(obj).IsNil()) {
+		return nil, nil
+	}
+	var m map[string]any
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		m = u.Object
+	} else {
+		var err error
+		if m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
+			return nil, fmt.Errorf("converting %T for CEL: %w", obj, err)
+		}
+	}
+	if gvk.Empty() {
+		return m, nil
+	}
+	if _, ok := m["kind"]; !ok {
+		if _, ok := obj.(*unstructured.Unstructured); ok {
+			m = shallowCopy(m)
+		}
+		m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	}
+	return m, nil
+}
+
+func shallowCopy(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+2)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
