@@ -19,8 +19,11 @@ import (
 // NewConditionCompiler returns the compiler of webhooks' matchConditions:
 // their expressions see object, oldObject, request, namespaceObject
 // (null) and authorizer, which asks authz about the requesting user (nil
-// authz leaves authorizer unbound: expressions reading it fail).
+// authz allows everything, as admission.Config's nil Authorizer does).
 func NewConditionCompiler(authz authorization.Authorizer) admission.ConditionCompiler {
+	if authz == nil {
+		authz = AllowAll
+	}
 	return func(conditions []admissionregistrationv1.MatchCondition) (admission.ConditionMatcher, error) {
 		c, err := NewCompiler(Options{})
 		if err != nil {
@@ -33,6 +36,11 @@ func NewConditionCompiler(authz authorization.Authorizer) admission.ConditionCom
 		return &Conditions{compiler: c, conditions: compiled, authz: authz}, nil
 	}
 }
+
+// AllowAll is the authorizer of servers that authorize every request.
+var AllowAll authorization.Authorizer = authorization.AuthorizerFunc(func(context.Context, authorization.Attributes) (authorization.Decision, string, error) {
+	return authorization.DecisionAllow, "", nil
+})
 
 // CompiledConditions are compiled matchConditions; they are safe for
 // concurrent use.

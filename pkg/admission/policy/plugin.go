@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
+	admissioncel "github.com/kplane/kplane/pkg/admission/cel"
 	"github.com/kplane/kplane/pkg/authorization"
 )
 
@@ -49,9 +50,7 @@ func NewValidating(cfg *admission.Config) (admission.Interface, error) {
 	}
 	v := &Validating{src: cfg.Source, authz: cfg.Authorizer, resolver: cfg.Resolver, logger: cfg.Logger}
 	if v.authz == nil {
-		v.authz = authorization.AuthorizerFunc(func(context.Context, authorization.Attributes) (authorization.Decision, string, error) {
-			return authorization.DecisionAllow, "", nil
-		})
+		v.authz = admissioncel.AllowAll
 	}
 	if v.logger == nil {
 		v.logger = slog.New(slog.DiscardHandler)
@@ -128,7 +127,9 @@ func (v *Validating) hooks(ctx context.Context) ([]*hook, error) {
 			continue
 		}
 		bs := byPolicy[p.Name]
-		slices.SortFunc(bs, func(a, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(bs, func(a, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) int {
+			return strings.Compare(a.Name, b.Name)
+		})
 		e, ok := old[p.Name]
 		if !ok || e.resourceVersion != p.ResourceVersion || p.ResourceVersion == "" {
 			e = compiledEntry{resourceVersion: p.ResourceVersion, compiled: compile(&p.Spec)}
