@@ -81,6 +81,10 @@ type hook struct {
 	policy   *admissionregistrationv1.ValidatingAdmissionPolicy
 	bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	compiled *compiled
+	// matcher is the policy's matchConstraints; bindingMatchers the
+	// bindings' matchResources, in the order of bindings.
+	matcher         *matcher
+	bindingMatchers []*matcher
 	// params is where the policy's params are, when it has a paramKind;
 	// paramErr is the misconfiguration when its resource is not served
 	// (looked up again on each request until it is).
@@ -135,7 +139,10 @@ func (v *Validating) hooks(ctx context.Context) ([]*hook, error) {
 			e = compiledEntry{resourceVersion: p.ResourceVersion, compiled: compile(&p.Spec)}
 		}
 		s.compiled[p.Name] = e
-		h := &hook{policy: p, bindings: bs, compiled: e.compiled}
+		h := &hook{policy: p, bindings: bs, compiled: e.compiled, matcher: newMatcher(p.Spec.MatchConstraints, true)}
+		for _, b := range bs {
+			h.bindingMatchers = append(h.bindingMatchers, newMatcher(b.Spec.MatchResources, false))
+		}
 		h.params, h.paramErr = v.resolveParams(p.Spec.ParamKind)
 		s.hooks = append(s.hooks, h)
 	}

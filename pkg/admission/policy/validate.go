@@ -79,7 +79,7 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 	}
 	for _, h := range hooks {
 		p := h.policy
-		inv, matches, err := r.matches(ctx, p.Spec.MatchConstraints, true)
+		inv, matches, err := r.matches(ctx, h.matcher)
 		if err != nil {
 			configError(err, p, nil)
 			continue
@@ -101,8 +101,8 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 			}
 		}
 		audits := newAuditCollector()
-		for _, b := range h.bindings {
-			_, matches, err := r.matches(ctx, b.Spec.MatchResources, false)
+		for i, b := range h.bindings {
+			_, matches, err := r.matches(ctx, h.bindingMatchers[i])
 			if err != nil {
 				configError(err, p, b)
 				continue
@@ -280,34 +280,48 @@ type objectValues struct {
 	inv               admission.Invocation
 }
 
-// matches decides matchConstraints (policy) or matchResources (binding)
-// as Kubernetes does: selectors first, then excludeResourceRules, then
-// resourceRules (none in a binding matches everything), selector errors
-// only for requests the rules cover.
-func (r *request) matches(ctx context.Context, mr *admissionregistrationv1.MatchResources, isPolicy bool) (admission.Invocation, bool, error) {
+// matcher is a matchConstraints (policy) or matchResources (binding)
+// with its selectors parsed once.
+type matcher struct {
+	mr       *admissionregistrationv1.MatchResources
+	isPolicy bool
+	// nsSel and objSel are nil for selectors that match everything;
+	// nsErr and objErr keep selectors that do not parse.
+	nsSel, objSel labels.Selector
+	nsErr, objErr error
+}
+
+func newMatcher(mr *admissionregistrationv1.MatchResources, isPolicy bool) *matcher {
+	m := &matcher{mr: mr, isPolicy: isPolicy}
+	if mr == nil {
+		return m
+	}
+	parse := func(ls *metav1.LabelSelector) (labels.Selector, error) {
+		if ls == nil {
+			return nil, nil
+		}
+		sel, err := metav1.LabelSelectorAsSelector(ls)
+		if err != nil || sel.Empty() {
+			return nil, err
+		}
+		return sel, nil
+	}
+	m.nsSel, m.nsErr = parse(mr.NamespaceSelector)
+	m.objSel, m.objErr = parse(mr.ObjectSelector)
+	return m
+}
+
+// matches decides the match as Kubernetes does: the resource rules
+// (excludeResourceRules, then resourceRules, none in a binding matching
+// everything) and the namespace and object selectors must all match; a
+// selector's error counts only for requests the rules cover. Rules are
+// checked first, as they are cheap and read nothing.
+func (r *request) matches(ctx context.Context, m *matcher) (admission.Invocation, bool, error) {
 	a := r.a
 	self := admission.Invocation{Resource: a.Resource, Subresource: a.Subresource, Kind: a.Kind}
+	mr := m.mr
 	if mr == nil {
-		return self, !isPolicy, nil
-	}
-	var nsErr, objErr error
-	if mr.NamespaceSelector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(mr.NamespaceSelector)
-		if err != nil {
-			nsErr = err
-		} else if ok, err := admission.MatchNamespaceSelector(ctx, r.v.src, sel, a); err != nil {
-			nsErr = err
-		} else if !ok {
-			return admission.Invocation{}, false, nil
-		}
-	}
-	if mr.ObjectSelector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(mr.ObjectSelector)
-		if err != nil {
-			objErr = err
-		} else if !admission.MatchObjectSelector(sel, a) {
-			return admission.Invocation{}, false, nil
-		}
+		return self, !m.isPolicy, nil
 	}
 	if _, excluded := admission.MatchNamedRules(a, mr.ExcludeResourceRules, mr.MatchPolicy); excluded {
 		return admission.Invocation{}, false, nil
@@ -319,11 +333,23 @@ func (r *request) matches(ctx context.Context, mr *admissionregistrationv1.Match
 			return admission.Invocation{}, false, nil
 		}
 	}
+	nsErr := m.nsErr
+	if m.nsSel != nil {
+		ok, err := admission.MatchNamespaceSelector(ctx, r.v.src, m.nsSel, a)
+		if err != nil {
+			nsErr = err
+		} else if !ok {
+			return admission.Invocation{}, false, nil
+		}
+	}
+	if m.objSel != nil && !admission.MatchObjectSelector(m.objSel, a) {
+		return admission.Invocation{}, false, nil
+	}
 	if nsErr != nil {
 		return admission.Invocation{}, false, nsErr
 	}
-	if objErr != nil {
-		return admission.Invocation{}, false, objErr
+	if m.objErr != nil {
+		return admission.Invocation{}, false, m.objErr
 	}
 	return inv, true, nil
 }
