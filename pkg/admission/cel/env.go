@@ -159,6 +159,15 @@ func (c *Compiler) Compile(expression string, want ...*cel.Type) *Program {
 	return p
 }
 
+// Check type-checks expression without building a program: its error is
+// the checker's issues, as Kubernetes' type checking reports them.
+func (c *Compiler) Check(expression string) error {
+	if _, iss := c.env.Compile(expression); iss != nil && iss.Err() != nil {
+		return errors.New(iss.String())
+	}
+	return nil
+}
+
 // variablesProvider makes the object type of the variables variable known
 // to the checker, with a field per variable declared so far.
 type variablesProvider struct {

@@ -28,6 +28,8 @@ type fakeSource struct {
 	revs    map[schema.GroupVersionResource]uint64
 	lists   int
 	updated []runtime.Object
+	// onUpdate, if set, is told of every status update
+	onUpdate chan runtime.Object
 }
 
 func newFakeSource(objs ...runtime.Object) *fakeSource {
@@ -110,7 +112,11 @@ func (s *fakeSource) UpdateStatus(_ context.Context, gvr schema.GroupVersionReso
 		return nil, apierrors.NewConflict(gvr.GroupResource(), m.GetName(), fmt.Errorf("the object has been modified"))
 	}
 	s.updated = append(s.updated, obj)
+	notify := s.onUpdate
 	s.mu.Unlock()
+	if notify != nil {
+		notify <- obj
+	}
 	obj = obj.DeepCopyObject()
 	m, _ = meta.Accessor(obj)
 	m.SetResourceVersion("")
@@ -118,8 +124,9 @@ func (s *fakeSource) UpdateStatus(_ context.Context, gvr schema.GroupVersionReso
 	return obj, nil
 }
 
-// fakeResolver serves ConfigMaps (namespaced) and Namespaces (cluster).
-type fakeResolver struct{}
+// fakeResolver serves ConfigMaps (namespaced) and Namespaces (cluster);
+// Served lists served.
+type fakeResolver struct{ served []admission.ServedResource }
 
 func (fakeResolver) ResourceFor(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, error) {
 	switch gvk {
@@ -131,7 +138,7 @@ func (fakeResolver) ResourceFor(gvk schema.GroupVersionKind) (schema.GroupVersio
 	return schema.GroupVersionResource{}, false, fmt.Errorf("no resource for %v", gvk)
 }
 
-func (fakeResolver) Served() []admission.ServedResource { return nil }
+func (r fakeResolver) Served() []admission.ServedResource { return r.served }
 
 // recordingAuthorizer allows what allow says and records what it was asked.
 type recordingAuthorizer struct {
