@@ -41,31 +41,43 @@ type Options struct {
 	Composition bool
 }
 
-// commonEnv is the base environment with the variables every admission
-// expression has, built once.
-var commonEnv = sync.OnceValues(func() (*cel.Env, error) {
+// envKey says which optional variables an environment declares.
+type envKey struct{ params, authorizer bool }
+
+// baseEnvs are the environments of admission expressions, built once:
+// with and without params, with and without the authorizer (which
+// Kubernetes does not give messageExpressions and auditAnnotations).
+var baseEnvs = sync.OnceValues(func() (map[envKey]*cel.Env, error) {
 	base, err := kcel.NewBaseEnv()
 	if err != nil {
 		return nil, err
 	}
-	return base.Extend(
+	common, err := base.Extend(
 		cel.Lib(authzLibrary{}),
 		cel.Variable(ObjectVar, cel.DynType),
 		cel.Variable(OldObjectVar, cel.DynType),
 		cel.Variable(RequestVar, cel.DynType),
 		cel.Variable(NamespaceVar, cel.DynType),
-		cel.Variable(AuthorizerVar, AuthorizerType),
-		cel.Variable(RequestResourceAuthorizerVar, ResourceCheckType),
 	)
-})
-
-// paramsEnv adds params to commonEnv, built once.
-var paramsEnv = sync.OnceValues(func() (*cel.Env, error) {
-	env, err := commonEnv()
 	if err != nil {
 		return nil, err
 	}
-	return env.Extend(cel.Variable(ParamsVar, cel.DynType))
+	out := map[envKey]*cel.Env{}
+	for _, params := range []bool{false, true} {
+		for _, authz := range []bool{false, true} {
+			var opts []cel.EnvOption
+			if params {
+				opts = append(opts, cel.Variable(ParamsVar, cel.DynType))
+			}
+			if authz {
+				opts = append(opts, cel.Variable(AuthorizerVar, AuthorizerType), cel.Variable(RequestResourceAuthorizerVar, ResourceCheckType))
+			}
+			if out[envKey{params, authz}], err = common.Extend(opts...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 })
 
 // Compiler compiles the expressions of one webhook or policy. With
@@ -74,6 +86,8 @@ var paramsEnv = sync.OnceValues(func() (*cel.Env, error) {
 // goroutine; the Programs it returns are safe for concurrent use.
 type Compiler struct {
 	env *cel.Env
+	// noAuthz is env without authorizer and authorizer.requestResource.
+	noAuthz *cel.Env
 	// vars is the type of the variables variable; nil without
 	// Composition. Its fields grow as variables are added.
 	vars *variablesProvider
@@ -89,22 +103,23 @@ type namedProgram struct {
 // NewCompiler returns a compiler for expressions with the variables opts
 // declares.
 func NewCompiler(opts Options) (*Compiler, error) {
-	get := commonEnv
-	if opts.Params {
-		get = paramsEnv
-	}
-	env, err := get()
+	envs, err := baseEnvs()
 	if err != nil {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)
 	}
-	c := &Compiler{env: env}
+	c := &Compiler{env: envs[envKey{opts.Params, true}], noAuthz: envs[envKey{opts.Params, false}]}
 	if opts.Composition {
-		c.vars = &variablesProvider{base: env.CELTypeProvider(), fields: map[string]*types.Type{}}
-		c.env, err = env.Extend(
-			cel.CustomTypeProvider(c.vars),
-			cel.Variable(VariablesVar, types.NewObjectType(variablesTypeName)),
-		)
-		if err != nil {
+		c.vars = &variablesProvider{base: c.env.CELTypeProvider(), fields: map[string]*types.Type{}}
+		withVars := func(env *cel.Env) (*cel.Env, error) {
+			return env.Extend(
+				cel.CustomTypeProvider(c.vars),
+				cel.Variable(VariablesVar, types.NewObjectType(variablesTypeName)),
+			)
+		}
+		if c.env, err = withVars(c.env); err != nil {
+			return nil, fmt.Errorf("building the CEL environment: %w", err)
+		}
+		if c.noAuthz, err = withVars(c.noAuthz); err != nil {
 			return nil, fmt.Errorf("building the CEL environment: %w", err)
 		}
 	}
@@ -135,8 +150,18 @@ func (c *Compiler) AddVariable(name, expression string) *Program {
 // error does not fail Compile: it is kept in the Program, reported by Err
 // and by every evaluation, as Kubernetes reports it.
 func (c *Compiler) Compile(expression string, want ...*cel.Type) *Program {
+	return c.compile(c.env, expression, want)
+}
+
+// CompileWithoutAuthorizer is Compile for the expressions Kubernetes does
+// not give the authorizer: messageExpressions and auditAnnotations.
+func (c *Compiler) CompileWithoutAuthorizer(expression string, want ...*cel.Type) *Program {
+	return c.compile(c.noAuthz, expression, want)
+}
+
+func (c *Compiler) compile(env *cel.Env, expression string, want []*cel.Type) *Program {
 	p := &Program{Expression: expression, compiler: c}
-	ast, iss := c.env.Compile(expression)
+	ast, iss := env.Compile(expression)
 	if iss != nil && iss.Err() != nil {
 		p.err = errors.New("compilation failed: " + iss.String())
 		return p
@@ -150,7 +175,7 @@ func (c *Compiler) Compile(expression string, want ...*cel.Type) *Program {
 		}
 		return p
 	}
-	prog, err := c.env.Program(ast, cel.CostTracking(costEstimator{&kcel.CostEstimator{}}))
+	prog, err := env.Program(ast, cel.CostTracking(costEstimator{&kcel.CostEstimator{}}))
 	if err != nil {
 		p.err = fmt.Errorf("program instantiation failed: %w", err)
 		return p

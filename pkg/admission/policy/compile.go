@@ -45,12 +45,12 @@ func compile(spec *admissionregistrationv1.ValidatingAdmissionPolicySpec) *compi
 	for _, v := range spec.Validations {
 		cv := compiledValidation{spec: v, expr: c.Compile(v.Expression, cel.BoolType)}
 		if v.MessageExpression != "" {
-			cv.message = c.Compile(v.MessageExpression, cel.StringType)
+			cv.message = c.CompileWithoutAuthorizer(v.MessageExpression, cel.StringType)
 		}
 		out.validations = append(out.validations, cv)
 	}
 	for _, a := range spec.AuditAnnotations {
-		out.audits = append(out.audits, compiledAudit{key: a.Key, value: c.Compile(a.ValueExpression, cel.StringType, cel.NullType)})
+		out.audits = append(out.audits, compiledAudit{key: a.Key, value: c.CompileWithoutAuthorizer(a.ValueExpression, cel.StringType, cel.NullType)})
 	}
 	return out
 }

@@ -390,6 +390,8 @@ func TestValidateAsKubernetes(t *testing.T) {
 			},
 		},
 		{
+			// messageExpressions have no authorizer in Kubernetes: the
+			// message falls back to the expression
 			name: "a denied authorizer check",
 			objects: []runtime.Object{newPolicy("p", nil, admissionregistrationv1.Validation{
 				Expression:        "authorizer.requestResource.check('delete').allowed()",
@@ -397,7 +399,7 @@ func TestValidateAsKubernetes(t *testing.T) {
 			}), newBinding("b", "p", nil)},
 			replicas: 1,
 			authz:    func(authorization.Attributes) bool { return false },
-			wantErr:  forbiddenPrefix + "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: no: not allowed by test",
+			wantErr:  forbiddenPrefix + "ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed expression: authorizer.requestResource.check('delete').allowed()",
 			wantCode: 422, wantReason: metav1.StatusReasonInvalid,
 		},
 		{
