@@ -98,7 +98,7 @@ func RequestValue(req *admissionv1.AdmissionRequest) map[string]any {
 	var opts any
 	switch {
 	case req.Options.Object != nil:
-		if m, err := ObjectValue(req.Options.Object, schema.GroupVersionKind{}); err == nil && m != nil {
+		if m, err := ObjectValue(req.Options.Object, optionsKind(req.Options.Object)); err == nil && m != nil {
 			opts = m
 		}
 	case len(req.Options.Raw) > 0:
@@ -109,6 +109,22 @@ func RequestValue(req *admissionv1.AdmissionRequest) map[string]any {
 	}
 	out["options"] = opts
 	return out
+}
+
+// optionsKind is the kind of the options of a write, which Kubernetes
+// sends at meta.k8s.io/v1.
+func optionsKind(obj runtime.Object) schema.GroupVersionKind {
+	switch obj.(type) {
+	case *metav1.CreateOptions:
+		return metav1.SchemeGroupVersion.WithKind("CreateOptions")
+	case *metav1.UpdateOptions:
+		return metav1.SchemeGroupVersion.WithKind("UpdateOptions")
+	case *metav1.PatchOptions:
+		return metav1.SchemeGroupVersion.WithKind("PatchOptions")
+	case *metav1.DeleteOptions:
+		return metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	}
+	return schema.GroupVersionKind{}
 }
 
 // ObjectValue converts obj to the JSON-like map CEL expressions read, nil
