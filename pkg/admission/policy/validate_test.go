@@ -12,7 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
 	"github.com/kplane/kplane/pkg/authorization"
@@ -526,5 +528,62 @@ func TestPoliciesCompiledOncePerRevision(t *testing.T) {
 	err := p.Validate(ctx, createAttrs(newDeployment("web", 1, nil)))
 	if err == nil || !strings.HasSuffix(err.Error(), "denied request: changed") {
 		t.Fatalf("after the policy changed: %v", err)
+	}
+}
+
+// convertingObjects serves v2 and v1 of a resource; converting marks the
+// object with the version it was converted to.
+type convertingObjects struct {
+	equivalent admission.Equivalent
+}
+
+func (c convertingObjects) ConvertTo(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind, "spec": map[string]any{"convertedTo": gvk.Version}}}
+	u.SetName(obj.(metav1.Object).GetName())
+	return u, nil
+}
+
+func (c convertingObjects) EquivalentResources(schema.GroupVersionResource, string) []admission.Equivalent {
+	return []admission.Equivalent{c.equivalent}
+}
+
+func TestEquivalentMatchEvaluatesTheConvertedObject(t *testing.T) {
+	v1 := schema.GroupVersionResource{Group: "apps", Version: "v1beta2", Resource: "deployments"}
+	p := newPolicy("p", func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+		s.MatchConstraints.ResourceRules[0].APIVersions = []string{"v1beta2"}
+	}, admissionregistrationv1.Validation{
+		Expression: "object.spec.convertedTo == 'v1beta2' && request.kind.version == 'v1beta2' && request.requestKind.version == 'v1' && request.resource.version == 'v1beta2'",
+	})
+	src := newFakeSource(newNamespace("default", nil), p, newBinding("b", "p", nil))
+	plugin := newPlugin(t, src, nil)
+	a := createAttrs(newDeployment("web", 1, nil))
+	a.Objects = convertingObjects{admission.Equivalent{Resource: v1, Kind: v1.GroupVersion().WithKind("Deployment")}}
+	if err := plugin.Validate(context.Background(), a); err != nil {
+		t.Fatalf("Validate = %v", err)
+	}
+	// with matchPolicy Exact the policy does not apply at all
+	p2 := p.DeepCopy()
+	p2.ResourceVersion = ""
+	p2.Spec.MatchConstraints.MatchPolicy = ptr(admissionregistrationv1.Exact)
+	p2.Spec.Validations = []admissionregistrationv1.Validation{{Expression: "false"}}
+	src.add(p2)
+	if err := plugin.Validate(context.Background(), a); err != nil {
+		t.Fatalf("Exact: Validate = %v", err)
+	}
+}
+
+func TestNamespacedParamsForClusterScopedRequests(t *testing.T) {
+	p := paramsPolicy(func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+		s.MatchConstraints.ResourceRules[0].APIGroups = []string{""}
+		s.MatchConstraints.ResourceRules[0].Resources = []string{"nodes"}
+	})
+	src := newFakeSource(p, newBinding("b", "p", paramRef(admissionregistrationv1.ParamRef{Name: "limits"})))
+	plugin := newPlugin(t, src, nil)
+	a := &admission.Attributes{Operation: admission.Create, Kind: corev1.SchemeGroupVersion.WithKind("Node"), Resource: corev1.SchemeGroupVersion.WithResource("nodes"),
+		Name: "x", Object: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "x"}}}
+	err := plugin.Validate(context.Background(), a)
+	const want = `nodes "x" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: failed to configure binding: cannot use namespaced paramRef in policy binding that matches cluster-scoped resources`
+	if err == nil || err.Error() != want {
+		t.Fatalf("Validate = %v\nwant %s", err, want)
 	}
 }
