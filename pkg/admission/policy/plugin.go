@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,10 +32,11 @@ type Validating struct {
 	resolver admission.Resolver
 	logger   *slog.Logger
 
+	// mu serializes rebuilding snap.
 	mu sync.Mutex
 	// snap is the policies and bindings of the last revisions seen,
-	// compiled; guarded by mu, immutable once published.
-	snap *snapshot
+	// compiled; immutable once published.
+	snap atomic.Pointer[snapshot]
 }
 
 var _ admission.ValidationInterface = (*Validating)(nil)
@@ -107,14 +109,17 @@ func (v *Validating) hooks(ctx context.Context) ([]*hook, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing validatingadmissionpolicybindings: %w", err)
 	}
+	if s := v.snap.Load(); s != nil && s.policiesRev == prev && s.bindingsRev == brev {
+		return s.hooks, nil
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if s := v.snap; s != nil && s.policiesRev == prev && s.bindingsRev == brev {
+	if s := v.snap.Load(); s != nil && s.policiesRev == prev && s.bindingsRev == brev {
 		return s.hooks, nil
 	}
 	var old map[string]compiledEntry
-	if v.snap != nil {
-		old = v.snap.compiled
+	if s := v.snap.Load(); s != nil {
+		old = s.compiled
 	}
 	s := &snapshot{policiesRev: prev, bindingsRev: brev, compiled: map[string]compiledEntry{}}
 	byPolicy := map[string][]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
@@ -147,7 +152,7 @@ func (v *Validating) hooks(ctx context.Context) ([]*hook, error) {
 		s.hooks = append(s.hooks, h)
 	}
 	slices.SortFunc(s.hooks, func(a, b *hook) int { return strings.Compare(a.policy.Name, b.policy.Name) })
-	v.snap = s
+	v.snap.Store(s)
 	return s.hooks, nil
 }
 

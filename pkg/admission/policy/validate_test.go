@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -508,11 +509,11 @@ func TestPoliciesCompiledOncePerRevision(t *testing.T) {
 	if err := p.Validate(ctx, createAttrs(newDeployment("web", 1, nil))); err != nil {
 		t.Fatal(err)
 	}
-	first := p.snap.hooks[0].compiled
+	first := p.snap.Load().hooks[0].compiled
 	if err := p.Validate(ctx, createAttrs(newDeployment("web", 1, nil))); err != nil {
 		t.Fatal(err)
 	}
-	if p.snap.hooks[0].compiled != first {
+	if p.snap.Load().hooks[0].compiled != first {
 		t.Fatal("recompiled without a change")
 	}
 	// a new binding keeps the policy's compilation
@@ -520,7 +521,7 @@ func TestPoliciesCompiledOncePerRevision(t *testing.T) {
 	if err := p.Validate(ctx, createAttrs(newDeployment("web", 1, nil))); err != nil {
 		t.Fatal(err)
 	}
-	if p.snap.hooks[0].compiled != first || len(p.snap.hooks[0].bindings) != 2 {
+	if p.snap.Load().hooks[0].compiled != first || len(p.snap.Load().hooks[0].bindings) != 2 {
 		t.Fatal("a new binding recompiled the policy or was not seen")
 	}
 	// a changed policy is recompiled and applied
@@ -586,4 +587,27 @@ func TestNamespacedParamsForClusterScopedRequests(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("Validate = %v\nwant %s", err, want)
 	}
+}
+
+func TestConcurrentValidate(t *testing.T) {
+	src := newFakeSource(newNamespace("default", nil), newPolicy("p", func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+		s.Variables = []admissionregistrationv1.Variable{{Name: "r", Expression: "object.spec.replicas"}}
+	}, admissionregistrationv1.Validation{Expression: "variables.r <= 5", MessageExpression: "'too many: ' + string(variables.r)"}), newBinding("b", "p", nil))
+	p := newPlugin(t, src, nil)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 20 {
+				replicas := int32((i + j) % 10)
+				err := p.Validate(context.Background(), createAttrs(newDeployment("web", replicas, nil)))
+				if (replicas > 5) != (err != nil) {
+					t.Errorf("replicas %d: %v", replicas, err)
+				}
+				if j == 10 && i == 0 {
+					src.add(newBinding("b2", "p", actions(admissionregistrationv1.Warn)))
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
