@@ -68,7 +68,7 @@ func TestMatchConditionsAsKubernetes(t *testing.T) {
 		{"errors aggregate", []admissionregistrationv1.MatchCondition{mc("a", "object.x == 1"), mc("b", "object.y == 1")}, false, "",
 			"[expression 'object.x == 1' resulted in error: no such key: x, expression 'object.y == 1' resulted in error: no such key: y]"},
 		{"request fields", []admissionregistrationv1.MatchCondition{mc("a",
-			"request.operation == 'CREATE' && request.kind.version == 'v1' && request.requestResource.resource == 'pods' && request.userInfo.uid == '1' && request.userInfo.extra.scopes == ['a'] && request.options.fieldManager == 'kubectl' && request.options.kind == 'CreateOptions' && request.options.apiVersion == 'meta.k8s.io/v1' && request.dryRun == false && request.subResource == ''")},
+			"request.operation == 'CREATE' && request.kind.version == 'v1' && request.requestResource.resource == 'pods' && request.userInfo.uid == '1' && request.userInfo.extra.scopes == ['a'] && request.options.fieldManager == 'kubectl' && request.options.kind == 'CreateOptions' && request.options.apiVersion == 'meta.k8s.io/v1' && request.dryRun == false && !has(request.subResource) && request.name == 'p'")},
 			true, "", ""},
 		{"namespaceObject is null for webhooks, oldObject on create", []admissionregistrationv1.MatchCondition{mc("a", "namespaceObject == null && oldObject == null")}, true, "", ""},
 	} {

@@ -48,53 +48,25 @@ func AdmissionRequest(a *admission.Attributes, inv admission.Invocation) *admiss
 	return req
 }
 
-// RequestValue returns req as the request variable shows it: its fields
-// under their JSON names, the options object as a map (null when there
-// are none).
+// RequestValue returns req as the request variable shows it, as
+// Kubernetes converts it: its JSON form (fields that are empty and omitted
+// in JSON are absent: has(request.subResource) is false for a request to
+// a resource itself), without uid, object and oldObject, with options as
+// the options object at meta.k8s.io/v1 (null when there are none).
 func RequestValue(req *admissionv1.AdmissionRequest) map[string]any {
 	if req == nil {
 		return nil
 	}
-	gvk := func(k metav1.GroupVersionKind) map[string]any {
-		return map[string]any{"group": k.Group, "version": k.Version, "kind": k.Kind}
+	plain := *req
+	plain.Options, plain.Object, plain.OldObject = runtime.RawExtension{}, runtime.RawExtension{}, runtime.RawExtension{}
+	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&plain)
+	if err != nil {
+		// an AdmissionRequest without objects always converts
+		return nil
 	}
-	gvr := func(r metav1.GroupVersionResource) map[string]any {
-		return map[string]any{"group": r.Group, "version": r.Version, "resource": r.Resource}
-	}
-	groups := make([]any, len(req.UserInfo.Groups))
-	for i, g := range req.UserInfo.Groups {
-		groups[i] = g
-	}
-	extra := make(map[string]any, len(req.UserInfo.Extra))
-	for k, v := range req.UserInfo.Extra {
-		vs := make([]any, len(v))
-		for i, s := range v {
-			vs[i] = s
-		}
-		extra[k] = vs
-	}
-	out := map[string]any{
-		"kind":               gvk(req.Kind),
-		"resource":           gvr(req.Resource),
-		"subResource":        req.SubResource,
-		"requestSubResource": req.RequestSubResource,
-		"name":               req.Name,
-		"namespace":          req.Namespace,
-		"operation":          string(req.Operation),
-		"userInfo": map[string]any{
-			"username": req.UserInfo.Username,
-			"uid":      req.UserInfo.UID,
-			"groups":   groups,
-			"extra":    extra,
-		},
-		"dryRun": req.DryRun != nil && *req.DryRun,
-	}
-	if req.RequestKind != nil {
-		out["requestKind"] = gvk(*req.RequestKind)
-	}
-	if req.RequestResource != nil {
-		out["requestResource"] = gvr(*req.RequestResource)
-	}
+	delete(out, "uid")
+	delete(out, "object")
+	delete(out, "oldObject")
 	var opts any
 	switch {
 	case req.Options.Object != nil:
