@@ -289,6 +289,10 @@ type matcher struct {
 	// nsErr and objErr keep selectors that do not parse.
 	nsSel, objSel labels.Selector
 	nsErr, objErr error
+	// rules and exclude are the resource rules without resourceNames,
+	// when none has any (matched without building them per request).
+	rules, exclude []admissionregistrationv1.RuleWithOperations
+	plain         bool
 }
 
 func newMatcher(mr *admissionregistrationv1.MatchResources, isPolicy bool) *matcher {
@@ -308,7 +312,28 @@ func newMatcher(mr *admissionregistrationv1.MatchResources, isPolicy bool) *matc
 	}
 	m.nsSel, m.nsErr = parse(mr.NamespaceSelector)
 	m.objSel, m.objErr = parse(mr.ObjectSelector)
+	m.plain = true
+	for _, r := range mr.ResourceRules {
+		m.plain = m.plain && len(r.ResourceNames) == 0
+		m.rules = append(m.rules, r.RuleWithOperations)
+	}
+	for _, r := range mr.ExcludeResourceRules {
+		m.plain = m.plain && len(r.ResourceNames) == 0
+		m.exclude = append(m.exclude, r.RuleWithOperations)
+	}
 	return m
+}
+
+func (m *matcher) matchRules(a *admission.Attributes, exclude bool) (admission.Invocation, bool) {
+	switch {
+	case m.plain && exclude:
+		return admission.MatchRules(a, m.exclude, m.mr.MatchPolicy)
+	case m.plain:
+		return admission.MatchRules(a, m.rules, m.mr.MatchPolicy)
+	case exclude:
+		return admission.MatchNamedRules(a, m.mr.ExcludeResourceRules, m.mr.MatchPolicy)
+	}
+	return admission.MatchNamedRules(a, m.mr.ResourceRules, m.mr.MatchPolicy)
 }
 
 // matches decides the match as Kubernetes does: the resource rules
@@ -323,13 +348,15 @@ func (r *request) matches(ctx context.Context, m *matcher) (admission.Invocation
 	if mr == nil {
 		return self, !m.isPolicy, nil
 	}
-	if _, excluded := admission.MatchNamedRules(a, mr.ExcludeResourceRules, mr.MatchPolicy); excluded {
-		return admission.Invocation{}, false, nil
+	if len(mr.ExcludeResourceRules) > 0 {
+		if _, excluded := m.matchRules(a, true); excluded {
+			return admission.Invocation{}, false, nil
+		}
 	}
 	inv := self
 	if len(mr.ResourceRules) > 0 {
 		var ok bool
-		if inv, ok = admission.MatchNamedRules(a, mr.ResourceRules, mr.MatchPolicy); !ok {
+		if inv, ok = m.matchRules(a, false); !ok {
 			return admission.Invocation{}, false, nil
 		}
 	}
