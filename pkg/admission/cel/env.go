@@ -160,7 +160,7 @@ func (c *Compiler) CompileWithoutAuthorizer(expression string, want ...*cel.Type
 }
 
 func (c *Compiler) compile(env *cel.Env, expression string, want []*cel.Type) *Program {
-	p := &Program{Expression: expression, compiler: c}
+	p := &Program{Expression: expression}
 	ast, iss := env.Compile(expression)
 	if iss != nil && iss.Err() != nil {
 		p.err = errors.New("compilation failed: " + iss.String())

@@ -34,9 +34,8 @@ type Program struct {
 	// OutputType is the type of the result; nil when it did not compile.
 	OutputType *cel.Type
 
-	prog     cel.Program
-	err      error
-	compiler *Compiler
+	prog cel.Program
+	err  error
 }
 
 // Err returns the compile error, or nil.

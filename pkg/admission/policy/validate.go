@@ -292,7 +292,7 @@ type matcher struct {
 	// rules and exclude are the resource rules without resourceNames,
 	// when none has any (matched without building them per request).
 	rules, exclude []admissionregistrationv1.RuleWithOperations
-	plain         bool
+	plain          bool
 }
 
 func newMatcher(mr *admissionregistrationv1.MatchResources, isPolicy bool) *matcher {
