@@ -93,6 +93,10 @@ func TestMatchConditionCompileErrors(t *testing.T) {
 		{"'a string'", "must evaluate to bool but got string"},
 		{"object.spec", "must evaluate to bool but got dyn"},
 		{"params.x", "undeclared reference to 'params'"},
+		{"request.userinfo.username == 'a'", "undefined field 'userinfo'"},
+		{"request.uid == ''", "undefined field 'uid'"},
+		{"has(namespaceObject.metadata.managedFields)", "undefined field 'managedFields'"},
+		{"variables.x", "undeclared reference to 'variables'"},
 	} {
 		_, err := NewConditionCompiler(nil)([]admissionregistrationv1.MatchCondition{{Name: "c", Expression: tc.expr}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `matchCondition "c"`) {

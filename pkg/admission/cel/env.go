@@ -54,10 +54,11 @@ var baseEnvs = sync.OnceValues(func() (map[envKey]*cel.Env, error) {
 	}
 	common, err := base.Extend(
 		cel.Lib(authzLibrary{}),
+		cel.CustomTypeProvider(kcel.NewTypeProvider(base.CELTypeProvider(), requestType(), namespaceType())),
 		cel.Variable(ObjectVar, cel.DynType),
 		cel.Variable(OldObjectVar, cel.DynType),
-		cel.Variable(RequestVar, cel.DynType),
-		cel.Variable(NamespaceVar, cel.DynType),
+		cel.Variable(RequestVar, requestType().CelType()),
+		cel.Variable(NamespaceVar, namespaceType().CelType()),
 	)
 	if err != nil {
 		return nil, err

@@ -90,7 +90,7 @@ type Input struct {
 	// Params is the param object, nil when there is none.
 	Params any
 	// Namespace is the request's namespace object, nil for cluster-scoped
-	// requests.
+	// requests; it is seen with the fields Kubernetes declares.
 	Namespace any
 	// Request is the AdmissionRequest as Request returns it.
 	Request map[string]any
@@ -115,6 +115,8 @@ type ResourceAttributes struct {
 // request. Variables are evaluated at most once in it. An Activation is
 // used by one goroutine.
 type Activation struct {
+	// request and namespace are the typed values of in's.
+	request, namespace ref.Val
 	// ctx is the request's, kept for the duration of one evaluation
 	// context so that authorizer checks and lazily evaluated variables
 	// run under it.
@@ -130,7 +132,15 @@ var _ interpreter.Activation = (*Activation)(nil)
 
 // NewActivation returns the activation of in, for the programs of c.
 func (c *Compiler) NewActivation(ctx context.Context, in Input) *Activation {
-	act := &Activation{ctx: ctx, in: in}
+	act := &Activation{ctx: ctx, in: in, request: types.NullValue, namespace: types.NullValue}
+	if in.Request != nil {
+		act.request = requestType().Value(in.Request)
+	}
+	if in.Namespace != nil {
+		if m, ok := in.Namespace.(map[string]any); !ok || m != nil {
+			act.namespace = namespaceType().Value(in.Namespace)
+		}
+	}
 	if in.Authorizer != nil {
 		a := authorizerVal{ctx: ctx, authz: in.Authorizer, user: in.User}
 		act.authorizer = a
@@ -158,12 +168,9 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 	case ParamsVar:
 		return orNull(a.in.Params), true
 	case RequestVar:
-		if a.in.Request == nil {
-			return types.NullValue, true
-		}
-		return a.in.Request, true
+		return a.request, true
 	case NamespaceVar:
-		return orNull(a.in.Namespace), true
+		return a.namespace, true
 	case AuthorizerVar:
 		return a.authorizer, a.authorizer != nil
 	case RequestResourceAuthorizerVar:
