@@ -25,7 +25,9 @@ func object(props map[string]apiextensionsv1.JSONSchemaProps) apiextensionsv1.JS
 
 func str() apiextensionsv1.JSONSchemaProps { return apiextensionsv1.JSONSchemaProps{Type: "string"} }
 
-func integer() apiextensionsv1.JSONSchemaProps { return apiextensionsv1.JSONSchemaProps{Type: "integer"} }
+func integer() apiextensionsv1.JSONSchemaProps {
+	return apiextensionsv1.JSONSchemaProps{Type: "integer"}
+}
 
 func timestamp() apiextensionsv1.JSONSchemaProps {
 	return apiextensionsv1.JSONSchemaProps{Type: "string", Format: "date-time"}
