@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
@@ -279,5 +281,28 @@ func TestObjectValue(t *testing.T) {
 	}
 	if RequestValue((*admissionv1.AdmissionRequest)(nil)) != nil {
 		t.Fatal("nil request has a value")
+	}
+}
+
+// The request variable must be the JSON form of the AdmissionRequest, as
+// Kubernetes converts it.
+func TestRequestValueIsTheJSONForm(t *testing.T) {
+	for _, a := range []*admission.Attributes{podAttrs(), {Operation: admission.Delete, Kind: corev1.SchemeGroupVersion.WithKind("Node"),
+		Resource: corev1.SchemeGroupVersion.WithResource("nodes"), Subresource: "status", DryRun: true}} {
+		req := AdmissionRequest(a, admission.Invocation{Resource: a.Resource, Subresource: a.Subresource, Kind: a.Kind})
+		plain := *req
+		plain.Options = runtime.RawExtension{}
+		want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"uid", "object", "oldObject", "options"} {
+			delete(want, k)
+		}
+		got := RequestValue(req)
+		delete(got, "options")
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s %s: (-json +got)\n%s", a.Operation, a.Resource, diff)
+		}
 	}
 }

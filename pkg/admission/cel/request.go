@@ -57,16 +57,59 @@ func RequestValue(req *admissionv1.AdmissionRequest) map[string]any {
 	if req == nil {
 		return nil
 	}
-	plain := *req
-	plain.Options, plain.Object, plain.OldObject = runtime.RawExtension{}, runtime.RawExtension{}, runtime.RawExtension{}
-	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&plain)
-	if err != nil {
-		// an AdmissionRequest without objects always converts
-		return nil
+	// built by hand, as the JSON encoding would (omitempty fields absent
+	// when empty), for speed
+	gvk := func(k metav1.GroupVersionKind) map[string]any {
+		return map[string]any{"group": k.Group, "version": k.Version, "kind": k.Kind}
 	}
-	delete(out, "uid")
-	delete(out, "object")
-	delete(out, "oldObject")
+	gvr := func(r metav1.GroupVersionResource) map[string]any {
+		return map[string]any{"group": r.Group, "version": r.Version, "resource": r.Resource}
+	}
+	out := map[string]any{
+		"kind":      gvk(req.Kind),
+		"resource":  gvr(req.Resource),
+		"operation": string(req.Operation),
+	}
+	setString := func(m map[string]any, k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	setString(out, "subResource", req.SubResource)
+	setString(out, "requestSubResource", req.RequestSubResource)
+	setString(out, "name", req.Name)
+	setString(out, "namespace", req.Namespace)
+	if req.RequestKind != nil {
+		out["requestKind"] = gvk(*req.RequestKind)
+	}
+	if req.RequestResource != nil {
+		out["requestResource"] = gvr(*req.RequestResource)
+	}
+	if req.DryRun != nil {
+		out["dryRun"] = *req.DryRun
+	}
+	user := map[string]any{}
+	setString(user, "username", req.UserInfo.Username)
+	setString(user, "uid", req.UserInfo.UID)
+	if len(req.UserInfo.Groups) > 0 {
+		groups := make([]any, len(req.UserInfo.Groups))
+		for i, g := range req.UserInfo.Groups {
+			groups[i] = g
+		}
+		user["groups"] = groups
+	}
+	if len(req.UserInfo.Extra) > 0 {
+		extra := make(map[string]any, len(req.UserInfo.Extra))
+		for k, v := range req.UserInfo.Extra {
+			vs := make([]any, len(v))
+			for i, x := range v {
+				vs[i] = x
+			}
+			extra[k] = vs
+		}
+		user["extra"] = extra
+	}
+	out["userInfo"] = user
 	var opts any
 	switch {
 	case req.Options.Object != nil:
