@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
