@@ -12,6 +12,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
 
 	"github.com/kplane/kplane/pkg/admission"
 	admissioncel "github.com/kplane/kplane/pkg/admission/cel"
@@ -31,6 +32,8 @@ type Validating struct {
 	authz    authorization.Authorizer
 	resolver admission.Resolver
 	logger   *slog.Logger
+	metrics  *metrics
+	clock    clock.PassiveClock
 
 	// mu serializes rebuilding snap.
 	mu sync.Mutex
@@ -45,12 +48,22 @@ var _ admission.ValidationInterface = (*Validating)(nil)
 // (admissionregistration.k8s.io/v1 policies and bindings, read from
 // cfg.Source). cfg.Source is required; a nil cfg.Authorizer allows every
 // authorizer check; a nil cfg.Resolver makes every paramKind unknown; a
-// nil cfg.Logger discards.
+// nil cfg.Logger discards; cfg.Metrics, when set, gets Kubernetes'
+// apiserver_validating_admission_policy_check_total and
+// check_duration_seconds (timed with cfg.Clock, the real clock by
+// default).
 func NewValidating(cfg *admission.Config) (admission.Interface, error) {
 	if cfg == nil || cfg.Source == nil {
 		return nil, errors.New("ValidatingAdmissionPolicy needs a Source")
 	}
-	v := &Validating{src: cfg.Source, authz: cfg.Authorizer, resolver: cfg.Resolver, logger: cfg.Logger}
+	m, err := newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	v := &Validating{src: cfg.Source, authz: cfg.Authorizer, resolver: cfg.Resolver, logger: cfg.Logger, metrics: m, clock: cfg.Clock}
+	if v.clock == nil {
+		v.clock = clock.RealClock{}
+	}
 	if v.authz == nil {
 		v.authz = admissioncel.AllowAll
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/cel-go/common/types"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -33,7 +34,11 @@ const (
 
 // decision is the outcome of one validation (or of a misconfiguration).
 type decision struct {
-	deny    bool
+	deny bool
+	// evalErr is set for an expression that failed to evaluate (the
+	// failurePolicy decided deny)
+	evalErr bool
+	elapsed time.Duration
 	message string
 	reason  metav1.StatusReason
 	policy  *admissionregistrationv1.ValidatingAdmissionPolicy
@@ -128,6 +133,9 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 				res := r.evaluate(ctx, h, inv, obj, param, ns)
 				for i, d := range res.decisions {
 					if !d.deny {
+						if d.evalErr {
+							v.metrics.observe(p.Name, b.Name, d, actionAllow)
+						}
 						continue
 					}
 					d.policy, d.binding = p, b
@@ -135,16 +143,21 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 						switch action {
 						case admissionregistrationv1.Deny:
 							denied = append(denied, d)
+							v.metrics.observe(p.Name, b.Name, d, actionDeny)
 						case admissionregistrationv1.Warn:
 							a.AddWarning(fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.Name, b.Name, d.message))
+							v.metrics.observe(p.Name, b.Name, d, actionWarn)
 						case admissionregistrationv1.Audit:
 							v.publishValidationFailure(a, b, i, d)
+							v.metrics.observe(p.Name, b.Name, d, actionAudit)
 						}
 					}
 				}
 				for _, an := range res.audits {
 					if an.errMessage != "" {
-						denied = append(denied, decision{deny: true, message: an.errMessage, policy: p, binding: b})
+						d := decision{deny: true, evalErr: true, message: an.errMessage, policy: p, binding: b}
+						denied = append(denied, d)
+						v.metrics.observe(p.Name, b.Name, d, actionDeny)
 						continue
 					}
 					audits.add(an.key, an.value)
@@ -481,7 +494,7 @@ func (r *request) evaluate(ctx context.Context, h *hook, inv admission.Invocatio
 	c := h.compiled
 	fp := failurePolicy(h.policy)
 	errDecision := func(msg string) decision {
-		return decision{deny: fp != admissionregistrationv1.Ignore, message: msg}
+		return decision{deny: fp != admissionregistrationv1.Ignore, evalErr: true, message: msg}
 	}
 	in := admissioncel.Input{
 		Object: ov.object, OldObject: ov.oldObject, Request: ov.request,
@@ -509,6 +522,7 @@ func (r *request) evaluate(ctx context.Context, h *hook, inv admission.Invocatio
 	var res result
 	budget := int64(admissioncel.RuntimeCostBudget)
 	for _, cv := range c.validations {
+		start := r.v.now()
 		out, left, err := cv.expr.Eval(act, budget)
 		if errors.Is(err, admissioncel.ErrOutOfBudget) {
 			return result{decisions: []decision{errDecision(err.Error())}}
@@ -516,7 +530,9 @@ func (r *request) evaluate(ctx context.Context, h *hook, inv admission.Invocatio
 		budget = left
 		switch {
 		case err != nil:
-			res.decisions = append(res.decisions, errDecision(err.Error()))
+			d := errDecision(err.Error())
+			d.elapsed = r.v.since(start)
+			res.decisions = append(res.decisions, d)
 		case out != types.True:
 			d := decision{deny: true, reason: metav1.StatusReasonInvalid}
 			if cv.spec.Reason != nil {
@@ -527,6 +543,7 @@ func (r *request) evaluate(ctx context.Context, h *hook, inv admission.Invocatio
 			if msgErr != nil {
 				d = errDecision(fmt.Sprintf("failed messageExpression: %v", msgErr))
 			}
+			d.elapsed = r.v.since(start)
 			res.decisions = append(res.decisions, d)
 		default:
 			res.decisions = append(res.decisions, decision{})
