@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
@@ -682,7 +683,7 @@ func (r *request) collectParams(ctx context.Context, pk *admissionregistrationv1
 	return params, nil
 }
 
-func objectLabelsMatch(obj interface{ GetObjectKind() schema.ObjectKind }, sel labels.Selector) bool {
+func objectLabelsMatch(obj runtime.Object, sel labels.Selector) bool {
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return false
