@@ -131,7 +131,7 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 				return err
 			}
 			for _, param := range paramObjs {
-				res := r.evaluate(ctx, h, inv, obj, param, ns)
+				res := r.evaluate(ctx, h, obj, param, ns)
 				for i, d := range res.decisions {
 					if !d.deny {
 						if d.evalErr {
@@ -491,7 +491,7 @@ type result struct {
 
 // evaluate runs a policy's expressions for one binding and param, as
 // Kubernetes' validator does.
-func (r *request) evaluate(ctx context.Context, h *hook, inv admission.Invocation, ov *objectValues, param any, ns map[string]any) result {
+func (r *request) evaluate(ctx context.Context, h *hook, ov *objectValues, param any, ns map[string]any) result {
 	c := h.compiled
 	fp := failurePolicy(h.policy)
 	errDecision := func(msg string) decision {
