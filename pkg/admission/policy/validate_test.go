@@ -611,3 +611,18 @@ func TestConcurrentValidate(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestThroughTheChain(t *testing.T) {
+	src := newFakeSource(newNamespace("default", nil), newPolicy("p", nil, withValidation(func(v *admissionregistrationv1.Validation) {
+		v.Reason = ptr(metav1.StatusReasonForbidden)
+	})), newBinding("b", "p", nil))
+	chain, err := admission.NewChain([]string{admission.ValidatingAdmissionPolicy},
+		admission.Plugins{admission.ValidatingAdmissionPolicy: NewValidating}, &admission.Config{Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = chain.Validate(context.Background(), createAttrs(newDeployment("web", 10, nil)))
+	if !apierrors.IsForbidden(err) || !strings.HasSuffix(err.Error(), "denied request: failed expression: object.spec.replicas <= 5") {
+		t.Fatalf("chain.Validate = %v", err)
+	}
+}
