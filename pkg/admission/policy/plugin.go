@@ -40,6 +40,21 @@ type Validating struct {
 	// snap is the policies and bindings of the last revisions seen,
 	// compiled; immutable once published.
 	snap atomic.Pointer[snapshot]
+
+	// namespaces caches namespaceObject values by namespace name, valid
+	// while the namespace's resourceVersion is the same; the values are
+	// shared and never changed. Bounded by maxCachedNamespaces.
+	nsMu       sync.Mutex
+	namespaces map[string]cachedNamespace
+}
+
+// maxCachedNamespaces bounds the namespace cache; it is emptied when full
+// (namespaces are few, and a miss only costs a conversion).
+const maxCachedNamespaces = 4096
+
+type cachedNamespace struct {
+	resourceVersion string
+	value           map[string]any
 }
 
 var _ admission.ValidationInterface = (*Validating)(nil)

@@ -463,6 +463,10 @@ func (r *request) namespace(ctx context.Context) (map[string]any, error) {
 		r.nsErr = apierrors.NewInternalError(fmt.Errorf("namespace %q is a %T", a.Namespace, obj))
 		return nil, r.nsErr
 	}
+	if m, ok := r.v.cachedNamespace(ns); ok {
+		r.ns = m
+		return m, nil
+	}
 	exposed := &corev1.Namespace{
 		Spec:   ns.Spec,
 		Status: ns.Status,
@@ -479,8 +483,34 @@ func (r *request) namespace(ctx context.Context) (map[string]any, error) {
 		r.nsErr = apierrors.NewInternalError(err)
 		return nil, r.nsErr
 	}
+	r.v.cacheNamespace(ns, m)
 	r.ns = m
 	return m, nil
+}
+
+func (v *Validating) cachedNamespace(ns *corev1.Namespace) (map[string]any, bool) {
+	if ns.ResourceVersion == "" {
+		return nil, false
+	}
+	v.nsMu.Lock()
+	defer v.nsMu.Unlock()
+	c, ok := v.namespaces[ns.Name]
+	if !ok || c.resourceVersion != ns.ResourceVersion {
+		return nil, false
+	}
+	return c.value, true
+}
+
+func (v *Validating) cacheNamespace(ns *corev1.Namespace, m map[string]any) {
+	if ns.ResourceVersion == "" {
+		return
+	}
+	v.nsMu.Lock()
+	defer v.nsMu.Unlock()
+	if v.namespaces == nil || len(v.namespaces) >= maxCachedNamespaces {
+		v.namespaces = map[string]cachedNamespace{}
+	}
+	v.namespaces[ns.Name] = cachedNamespace{resourceVersion: ns.ResourceVersion, value: m}
 }
 
 // result is what one binding and param produced.

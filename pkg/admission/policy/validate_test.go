@@ -626,3 +626,16 @@ func TestThroughTheChain(t *testing.T) {
 		t.Fatalf("chain.Validate = %v", err)
 	}
 }
+
+func TestNamespaceObjectFollowsTheNamespace(t *testing.T) {
+	src := newFakeSource(newNamespace("default", map[string]string{"env": "prod"}),
+		newPolicy("p", nil, admissionregistrationv1.Validation{Expression: "namespaceObject.metadata.labels.env == 'prod'"}), newBinding("b", "p", nil))
+	p := newPlugin(t, src, nil)
+	if err := p.Validate(context.Background(), createAttrs(newDeployment("web", 1, nil))); err != nil {
+		t.Fatal(err)
+	}
+	src.add(newNamespace("default", map[string]string{"env": "dev"}))
+	if err := p.Validate(context.Background(), createAttrs(newDeployment("web", 1, nil))); err == nil {
+		t.Fatal("the namespace's new labels were not seen")
+	}
+}
