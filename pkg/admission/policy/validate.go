@@ -1,0 +1,722 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/cel-go/common/types"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kplane/kplane/pkg/admission"
+	admissioncel "github.com/kplane/kplane/pkg/admission/cel"
+	"github.com/kplane/kplane/pkg/authorization"
+)
+
+// validationFailureAnnotation is the audit annotation the Audit action
+// records a failed validation under.
+const validationFailureAnnotation = "validation.policy.admission.k8s.io/validation_failure"
+
+// Limits Kubernetes puts on what policies produce.
+const (
+	maxAuditAnnotationValueLength = 10 * 1024
+	maxMessageLength              = 5 * 1024
+)
+
+// decision is the outcome of one validation (or of a misconfiguration).
+type decision struct {
+	deny bool
+	// evalErr is set for an expression that failed to evaluate (the
+	// failurePolicy decided deny)
+	evalErr bool
+	elapsed time.Duration
+	message string
+	reason  metav1.StatusReason
+	policy  *admissionregistrationv1.ValidatingAdmissionPolicy
+	binding *admissionregistrationv1.ValidatingAdmissionPolicyBinding
+}
+
+// auditAnnotation is one audit annotation a binding produced.
+type auditAnnotation struct {
+	key, value string
+	errMessage string // set when it failed with failurePolicy Fail
+}
+
+// Validate applies the policies whose bindings match a. The first denial
+// (Deny action, or an error under failurePolicy Fail) refuses the
+// request with Kubernetes' message, reason and code; Warn adds warnings
+// and Audit audit annotations.
+func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) error {
+	if exempt(a) {
+		return nil
+	}
+	hooks, err := v.hooks(ctx)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if len(hooks) == 0 {
+		return nil
+	}
+	r := &request{v: v, a: a, authz: newCachingAuthorizer(v.authz)}
+	var denied []decision
+	configError := func(err error, p *admissionregistrationv1.ValidatingAdmissionPolicy, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+		switch fp := failurePolicy(p); fp {
+		case admissionregistrationv1.Ignore:
+			v.logger.Debug("ignoring misconfigured policy", "policy", p.Name, "err", err)
+		case admissionregistrationv1.Fail:
+			what := "policy"
+			if b != nil {
+				what = "binding"
+			}
+			denied = append(denied, decision{deny: true, message: fmt.Sprintf("failed to configure %s: %v", what, err), policy: p, binding: b})
+		default:
+			denied = append(denied, decision{deny: true, message: fmt.Sprintf("unrecognized failure policy: '%v'", fp), policy: p, binding: b})
+		}
+	}
+	for _, h := range hooks {
+		p := h.policy
+		inv, matches, err := r.matches(ctx, h.matcher)
+		if err != nil {
+			configError(err, p, nil)
+			continue
+		}
+		if !matches {
+			continue
+		}
+		if h.compiled.err != nil {
+			configError(h.compiled.err, p, nil)
+			continue
+		}
+		params := h.params
+		if p.Spec.ParamKind != nil && h.paramErr != nil {
+			// the paramKind's resource may be served by now (a CRD
+			// created after the policy)
+			if params, err = v.resolveParams(p.Spec.ParamKind); err != nil {
+				configError(err, p, nil)
+				continue
+			}
+		}
+		audits := newAuditCollector()
+		for i, b := range h.bindings {
+			_, matches, err := r.matches(ctx, h.bindingMatchers[i])
+			if err != nil {
+				configError(err, p, b)
+				continue
+			}
+			if !matches {
+				continue
+			}
+			obj, err := r.objects(inv)
+			if err != nil {
+				configError(fmt.Errorf("failed to convert object version: %w", err), p, nil)
+				continue
+			}
+			paramObjs, err := r.collectParams(ctx, p.Spec.ParamKind, params, b.Spec.ParamRef)
+			if err != nil {
+				configError(err, p, b)
+				continue
+			}
+			ns, err := r.namespace(ctx)
+			if err != nil {
+				return err
+			}
+			for _, param := range paramObjs {
+				res := r.evaluate(ctx, h, obj, param, ns)
+				for i, d := range res.decisions {
+					if !d.deny {
+						if d.evalErr {
+							v.metrics.observe(p.Name, b.Name, d, actionAllow)
+						}
+						continue
+					}
+					d.policy, d.binding = p, b
+					for _, action := range b.Spec.ValidationActions {
+						switch action {
+						case admissionregistrationv1.Deny:
+							denied = append(denied, d)
+							v.metrics.observe(p.Name, b.Name, d, actionDeny)
+						case admissionregistrationv1.Warn:
+							a.AddWarning(fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.Name, b.Name, d.message))
+							v.metrics.observe(p.Name, b.Name, d, actionWarn)
+						case admissionregistrationv1.Audit:
+							v.publishValidationFailure(a, b, i, d)
+							v.metrics.observe(p.Name, b.Name, d, actionAudit)
+						}
+					}
+				}
+				for _, an := range res.audits {
+					if an.errMessage != "" {
+						d := decision{deny: true, evalErr: true, message: an.errMessage, policy: p, binding: b}
+						denied = append(denied, d)
+						v.metrics.observe(p.Name, b.Name, d, actionDeny)
+						continue
+					}
+					audits.add(an.key, an.value)
+				}
+			}
+		}
+		audits.publish(v, p.Name, a)
+	}
+	if len(denied) == 0 {
+		return nil
+	}
+	return deniedError(a, denied[0])
+}
+
+func failurePolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy) admissionregistrationv1.FailurePolicyType {
+	if p.Spec.FailurePolicy == nil {
+		return admissionregistrationv1.Fail
+	}
+	return *p.Spec.FailurePolicy
+}
+
+// deniedError is Kubernetes' answer to a denied request: a Forbidden
+// error's message with the validation's reason and its code.
+func deniedError(a *admission.Attributes, d decision) error {
+	var msg string
+	if d.binding != nil {
+		msg = fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s", d.policy.Name, d.binding.Name, d.message)
+	} else {
+		msg = fmt.Sprintf("ValidatingAdmissionPolicy '%s' denied request: %s", d.policy.Name, d.message)
+	}
+	var status *apierrors.StatusError
+	if !errors.As(admission.NewForbidden(a, errors.New(msg)), &status) {
+		return apierrors.NewInternalError(errors.New(msg))
+	}
+	reason := d.reason
+	if reason == "" {
+		reason = metav1.StatusReasonInvalid
+	}
+	status.ErrStatus.Reason = reason
+	status.ErrStatus.Code = reasonToCode(reason)
+	if status.ErrStatus.Details == nil {
+		status.ErrStatus.Details = &metav1.StatusDetails{}
+	}
+	status.ErrStatus.Details.Causes = append(status.ErrStatus.Details.Causes, metav1.StatusCause{Message: msg})
+	return status
+}
+
+func reasonToCode(r metav1.StatusReason) int32 {
+	switch r {
+	case metav1.StatusReasonForbidden:
+		return http.StatusForbidden
+	case metav1.StatusReasonUnauthorized:
+		return http.StatusUnauthorized
+	case metav1.StatusReasonRequestEntityTooLarge:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusUnprocessableEntity
+}
+
+// validationFailure is the JSON of the validation_failure audit
+// annotation, as Kubernetes writes it.
+type validationFailure struct {
+	Message           string                                     `json:"message"`
+	Policy            string                                     `json:"policy"`
+	Binding           string                                     `json:"binding"`
+	ExpressionIndex   int                                        `json:"expressionIndex"`
+	ValidationActions []admissionregistrationv1.ValidationAction `json:"validationActions"`
+}
+
+func (v *Validating) publishValidationFailure(a *admission.Attributes, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, index int, d decision) {
+	value, err := json.Marshal([]validationFailure{{
+		Message:           d.message,
+		Policy:            b.Spec.PolicyName,
+		Binding:           b.Name,
+		ExpressionIndex:   index,
+		ValidationActions: b.Spec.ValidationActions,
+	}})
+	if err != nil {
+		v.logger.Warn("failed to encode the validation failure audit annotation", "policy", b.Spec.PolicyName, "binding", b.Name, "err", err)
+		return
+	}
+	if err := a.AddAnnotation(validationFailureAnnotation, string(value)); err != nil {
+		v.logger.Warn("failed to set the validation failure audit annotation", "policy", b.Spec.PolicyName, "binding", b.Name, "err", err)
+	}
+}
+
+// auditCollector gathers the audit annotations of a policy's bindings:
+// distinct values of one key are joined with ", ".
+type auditCollector struct {
+	keys   []string
+	values map[string][]string
+}
+
+func newAuditCollector() *auditCollector { return &auditCollector{values: map[string][]string{}} }
+
+func (c *auditCollector) add(key, value string) {
+	vs, seen := c.values[key]
+	for _, x := range vs {
+		if x == value {
+			return
+		}
+	}
+	if !seen {
+		c.keys = append(c.keys, key)
+	}
+	c.values[key] = append(vs, value)
+}
+
+func (c *auditCollector) publish(v *Validating, policy string, a *admission.Attributes) {
+	for _, k := range c.keys {
+		if err := a.AddAnnotation(policy+"/"+k, strings.Join(c.values[k], ", ")); err != nil {
+			v.logger.Warn("failed to set an audit annotation", "policy", policy, "key", k, "err", err)
+		}
+	}
+}
+
+// request is the state of one Validate call: objects converted once per
+// kind, the namespace read once, authorizer decisions cached.
+type request struct {
+	v     *Validating
+	a     *admission.Attributes
+	authz authorization.Authorizer
+
+	converted map[schema.GroupVersionKind]*objectValues
+	nsRead    bool
+	ns        map[string]any
+	nsErr     error
+}
+
+type objectValues struct {
+	object, oldObject any
+	request           map[string]any
+	inv               admission.Invocation
+}
+
+// matcher is a matchConstraints (policy) or matchResources (binding)
+// with its selectors parsed once.
+type matcher struct {
+	mr       *admissionregistrationv1.MatchResources
+	isPolicy bool
+	// nsSel and objSel are nil for selectors that match everything;
+	// nsErr and objErr keep selectors that do not parse.
+	nsSel, objSel labels.Selector
+	nsErr, objErr error
+	// rules and exclude are the resource rules without resourceNames,
+	// when none has any (matched without building them per request).
+	rules, exclude []admissionregistrationv1.RuleWithOperations
+	plain          bool
+}
+
+func newMatcher(mr *admissionregistrationv1.MatchResources, isPolicy bool) *matcher {
+	m := &matcher{mr: mr, isPolicy: isPolicy}
+	if mr == nil {
+		return m
+	}
+	parse := func(ls *metav1.LabelSelector) (labels.Selector, error) {
+		if ls == nil {
+			return nil, nil
+		}
+		sel, err := metav1.LabelSelectorAsSelector(ls)
+		if err != nil || sel.Empty() {
+			return nil, err
+		}
+		return sel, nil
+	}
+	m.nsSel, m.nsErr = parse(mr.NamespaceSelector)
+	m.objSel, m.objErr = parse(mr.ObjectSelector)
+	m.plain = true
+	for _, r := range mr.ResourceRules {
+		m.plain = m.plain && len(r.ResourceNames) == 0
+		m.rules = append(m.rules, r.RuleWithOperations)
+	}
+	for _, r := range mr.ExcludeResourceRules {
+		m.plain = m.plain && len(r.ResourceNames) == 0
+		m.exclude = append(m.exclude, r.RuleWithOperations)
+	}
+	return m
+}
+
+func (m *matcher) matchRules(a *admission.Attributes, exclude bool) (admission.Invocation, bool) {
+	switch {
+	case m.plain && exclude:
+		return admission.MatchRules(a, m.exclude, m.mr.MatchPolicy)
+	case m.plain:
+		return admission.MatchRules(a, m.rules, m.mr.MatchPolicy)
+	case exclude:
+		return admission.MatchNamedRules(a, m.mr.ExcludeResourceRules, m.mr.MatchPolicy)
+	}
+	return admission.MatchNamedRules(a, m.mr.ResourceRules, m.mr.MatchPolicy)
+}
+
+// matches decides the match as Kubernetes does: the resource rules
+// (excludeResourceRules, then resourceRules, none in a binding matching
+// everything) and the namespace and object selectors must all match; a
+// selector's error counts only for requests the rules cover. Rules are
+// checked first, as they are cheap and read nothing.
+func (r *request) matches(ctx context.Context, m *matcher) (admission.Invocation, bool, error) {
+	a := r.a
+	self := admission.Invocation{Resource: a.Resource, Subresource: a.Subresource, Kind: a.Kind}
+	mr := m.mr
+	if mr == nil {
+		return self, !m.isPolicy, nil
+	}
+	if len(mr.ExcludeResourceRules) > 0 {
+		if _, excluded := m.matchRules(a, true); excluded {
+			return admission.Invocation{}, false, nil
+		}
+	}
+	inv := self
+	if len(mr.ResourceRules) > 0 {
+		var ok bool
+		if inv, ok = m.matchRules(a, false); !ok {
+			return admission.Invocation{}, false, nil
+		}
+	}
+	nsErr := m.nsErr
+	if m.nsSel != nil {
+		ok, err := admission.MatchNamespaceSelector(ctx, r.v.src, m.nsSel, a)
+		if err != nil {
+			nsErr = err
+		} else if !ok {
+			return admission.Invocation{}, false, nil
+		}
+	}
+	if m.objSel != nil && !admission.MatchObjectSelector(m.objSel, a) {
+		return admission.Invocation{}, false, nil
+	}
+	if nsErr != nil {
+		return admission.Invocation{}, false, nsErr
+	}
+	if m.objErr != nil {
+		return admission.Invocation{}, false, m.objErr
+	}
+	return inv, true, nil
+}
+
+// objects returns the request's objects as the policy matched them (at
+// inv's kind), converted once.
+func (r *request) objects(inv admission.Invocation) (*objectValues, error) {
+	if ov, ok := r.converted[inv.Kind]; ok {
+		return ov, nil
+	}
+	a := r.a
+	obj, old := a.Object, a.OldObject
+	if inv.Kind != a.Kind && a.Objects != nil {
+		var err error
+		if obj != nil {
+			if obj, err = a.Objects.ConvertTo(obj, inv.Kind); err != nil {
+				return nil, err
+			}
+		}
+		if old != nil {
+			if old, err = a.Objects.ConvertTo(old, inv.Kind); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ov := &objectValues{inv: inv, request: admissioncel.RequestValue(admissioncel.AdmissionRequest(a, inv))}
+	m, err := admissioncel.ObjectValue(obj, inv.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
+		ov.object = m
+	}
+	if m, err = admissioncel.ObjectValue(old, inv.Kind); err != nil {
+		return nil, err
+	} else if m != nil {
+		ov.oldObject = m
+	}
+	if r.converted == nil {
+		r.converted = map[schema.GroupVersionKind]*objectValues{}
+	}
+	r.converted[inv.Kind] = ov
+	return ov, nil
+}
+
+var namespacesResource = corev1.SchemeGroupVersion.WithResource("namespaces")
+
+// namespace returns namespaceObject: the request's namespace with the
+// fields Kubernetes exposes, nil for cluster-scoped requests and for
+// namespaces themselves.
+func (r *request) namespace(ctx context.Context) (map[string]any, error) {
+	if r.nsRead {
+		return r.ns, r.nsErr
+	}
+	r.nsRead = true
+	a := r.a
+	if a.Namespace == "" || (a.Kind.Group == "" && a.Kind.Version == "v1" && a.Kind.Kind == "Namespace") {
+		return nil, nil
+	}
+	obj, err := r.v.src.Get(ctx, namespacesResource, "", a.Namespace)
+	if apierrors.IsNotFound(err) {
+		obj, err = r.v.src.Fetch(ctx, namespacesResource, "", a.Namespace)
+	}
+	if err != nil {
+		r.nsErr = err
+		return nil, err
+	}
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		r.nsErr = apierrors.NewInternalError(fmt.Errorf("namespace %q is a %T", a.Namespace, obj))
+		return nil, r.nsErr
+	}
+	if m, ok := r.v.cachedNamespace(ns); ok {
+		r.ns = m
+		return m, nil
+	}
+	exposed := &corev1.Namespace{
+		Spec:   ns.Spec,
+		Status: ns.Status,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: ns.Name, GenerateName: ns.GenerateName, Namespace: ns.Namespace, UID: ns.UID,
+			ResourceVersion: ns.ResourceVersion, Generation: ns.Generation,
+			CreationTimestamp: ns.CreationTimestamp, DeletionTimestamp: ns.DeletionTimestamp,
+			DeletionGracePeriodSeconds: ns.DeletionGracePeriodSeconds,
+			Labels:                     ns.Labels, Annotations: ns.Annotations, Finalizers: ns.Finalizers,
+		},
+	}
+	m, err := admissioncel.ObjectValue(exposed, corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err != nil {
+		r.nsErr = apierrors.NewInternalError(err)
+		return nil, r.nsErr
+	}
+	r.v.cacheNamespace(ns, m)
+	r.ns = m
+	return m, nil
+}
+
+func (v *Validating) cachedNamespace(ns *corev1.Namespace) (map[string]any, bool) {
+	if ns.ResourceVersion == "" {
+		return nil, false
+	}
+	v.nsMu.Lock()
+	defer v.nsMu.Unlock()
+	c, ok := v.namespaces[ns.Name]
+	if !ok || c.resourceVersion != ns.ResourceVersion {
+		return nil, false
+	}
+	return c.value, true
+}
+
+func (v *Validating) cacheNamespace(ns *corev1.Namespace, m map[string]any) {
+	if ns.ResourceVersion == "" {
+		return
+	}
+	v.nsMu.Lock()
+	defer v.nsMu.Unlock()
+	if v.namespaces == nil || len(v.namespaces) >= maxCachedNamespaces {
+		v.namespaces = map[string]cachedNamespace{}
+	}
+	v.namespaces[ns.Name] = cachedNamespace{resourceVersion: ns.ResourceVersion, value: m}
+}
+
+// result is what one binding and param produced.
+type result struct {
+	decisions []decision
+	audits    []auditAnnotation
+}
+
+// evaluate runs a policy's expressions for one binding and param, as
+// Kubernetes' validator does.
+func (r *request) evaluate(ctx context.Context, h *hook, ov *objectValues, param any, ns map[string]any) result {
+	c := h.compiled
+	fp := failurePolicy(h.policy)
+	errDecision := func(msg string) decision {
+		return decision{deny: fp != admissionregistrationv1.Ignore, evalErr: true, message: msg}
+	}
+	in := admissioncel.Input{
+		Object: ov.object, OldObject: ov.oldObject, Request: ov.request,
+		Authorizer: r.authz, User: r.a.User, Resource: admissioncel.ResourceOf(r.a),
+	}
+	if param != nil {
+		in.Params = param
+	}
+	if ns != nil {
+		in.Namespace = ns
+	}
+	act := c.compiler.NewActivation(ctx, in)
+	if c.matchConditions.Len() > 0 {
+		ok, _, err := c.matchConditions.Match(act, admissioncel.RuntimeCostBudget)
+		if err != nil {
+			if fp == admissionregistrationv1.Ignore {
+				return result{}
+			}
+			return result{decisions: []decision{errDecision(err.Error())}}
+		}
+		if !ok {
+			return result{}
+		}
+	}
+	var res result
+	budget := int64(admissioncel.RuntimeCostBudget)
+	for _, cv := range c.validations {
+		start := r.v.now()
+		out, left, err := cv.expr.Eval(act, budget)
+		if errors.Is(err, admissioncel.ErrOutOfBudget) {
+			return result{decisions: []decision{errDecision(err.Error())}}
+		}
+		budget = left
+		switch {
+		case err != nil:
+			d := errDecision(err.Error())
+			d.elapsed = r.v.since(start)
+			res.decisions = append(res.decisions, d)
+		case out != types.True:
+			d := decision{deny: true, reason: metav1.StatusReasonInvalid}
+			if cv.spec.Reason != nil {
+				d.reason = *cv.spec.Reason
+			}
+			var msgErr error
+			d.message, budget, msgErr = message(act, cv, budget)
+			if msgErr != nil {
+				d = errDecision(fmt.Sprintf("failed messageExpression: %v", msgErr))
+			}
+			d.elapsed = r.v.since(start)
+			res.decisions = append(res.decisions, d)
+		default:
+			res.decisions = append(res.decisions, decision{})
+		}
+	}
+	budget = admissioncel.RuntimeCostBudget
+	for _, ca := range c.audits {
+		out, left, err := ca.value.Eval(act, budget)
+		if errors.Is(err, admissioncel.ErrOutOfBudget) {
+			return result{decisions: []decision{errDecision(err.Error())}}
+		}
+		budget = left
+		an := auditAnnotation{key: ca.key}
+		switch {
+		case err != nil:
+			if fp == admissionregistrationv1.Ignore {
+				continue
+			}
+			an.errMessage = err.Error()
+		case out == types.NullValue:
+			continue
+		default:
+			s, ok := out.Value().(string)
+			if !ok {
+				an.errMessage = fmt.Sprintf("valueExpression '%v' resulted in unsupported return type: %v. Return type must be either string or null.", ca.value.Expression, out.Type().TypeName())
+				break
+			}
+			s = strings.TrimSpace(s)
+			if s == "" {
+				continue
+			}
+			if len(s) > maxAuditAnnotationValueLength {
+				s = s[:maxAuditAnnotationValueLength]
+			}
+			an.value = s
+		}
+		res.audits = append(res.audits, an)
+	}
+	return res
+}
+
+// message is a failed validation's message: its messageExpression's
+// result when that is a usable string, else its message, else the
+// expression. Only running out of budget is an error; other failures of
+// the messageExpression fall back.
+func message(act *admissioncel.Activation, cv compiledValidation, budget int64) (string, int64, error) {
+	var msg string
+	if cv.message != nil {
+		out, left, err := cv.message.Eval(act, budget)
+		if errors.Is(err, admissioncel.ErrOutOfBudget) {
+			return "", left, err
+		}
+		if err == nil {
+			budget = left
+			if s, ok := out.Value().(string); ok {
+				s = strings.TrimSpace(s)
+				if len(s) <= maxMessageLength && !strings.Contains(s, "\n") {
+					msg = s
+				}
+			}
+		}
+	}
+	if msg == "" {
+		msg = strings.TrimSpace(cv.spec.Message)
+	}
+	if msg == "" {
+		msg = "failed expression: " + strings.TrimSpace(cv.spec.Expression)
+	}
+	return msg, budget, nil
+}
+
+// collectParams returns the params a binding evaluates its policy with
+// (one nil param when it has none), by Kubernetes' rules.
+func (r *request) collectParams(ctx context.Context, pk *admissionregistrationv1.ParamKind, src *paramSource, ref *admissionregistrationv1.ParamRef) ([]any, error) {
+	if pk == nil || ref == nil {
+		return []any{nil}, nil
+	}
+	ns := ""
+	if src.namespaced {
+		ns = r.a.Namespace
+		if ref.Namespace != "" {
+			ns = ref.Namespace
+		} else if ns == "" {
+			return nil, errors.New("cannot use namespaced paramRef in policy binding that matches cluster-scoped resources")
+		}
+	} else if ref.Namespace != "" {
+		return nil, errors.New("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
+	}
+	gvk := schema.FromAPIVersionAndKind(pk.APIVersion, pk.Kind)
+	var params []any
+	switch {
+	case ref.Name != "":
+		if ref.Selector != nil {
+			return nil, errors.New("paramRef.name and paramRef.selector are mutually exclusive")
+		}
+		obj, err := r.v.src.Get(ctx, src.gvr, ns, ref.Name)
+		if apierrors.IsNotFound(err) {
+			obj, err = r.v.src.Fetch(ctx, src.gvr, ns, ref.Name)
+		}
+		switch {
+		case err == nil:
+			m, err := admissioncel.ObjectValue(obj, gvk)
+			if err != nil {
+				return nil, err
+			}
+			params = append(params, m)
+		case apierrors.IsNotFound(err):
+		default:
+			return nil, err
+		}
+	case ref.Selector != nil:
+		sel, err := metav1.LabelSelectorAsSelector(ref.Selector)
+		if err != nil {
+			return nil, err
+		}
+		objs, _, err := r.v.src.List(ctx, src.gvr, ns)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range objs {
+			if !objectLabelsMatch(obj, sel) {
+				continue
+			}
+			m, err := admissioncel.ObjectValue(obj, gvk)
+			if err != nil {
+				return nil, err
+			}
+			params = append(params, m)
+		}
+	default:
+		return nil, errors.New("one of name or selector must be provided")
+	}
+	if len(params) == 0 && ref.ParameterNotFoundAction != nil && *ref.ParameterNotFoundAction == admissionregistrationv1.DenyAction {
+		return nil, errors.New("no params found for policy binding with `Deny` parameterNotFoundAction")
+	}
+	return params, nil
+}
+
+func objectLabelsMatch(obj runtime.Object, sel labels.Selector) bool {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return false
+	}
+	return sel.Matches(labels.Set(m.GetLabels()))
+}
