@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kplane/kplane/pkg/admission"
+	admissioncel "github.com/kplane/kplane/pkg/admission/cel"
 	"github.com/kplane/kplane/pkg/admission/plugins/defaultstorageclass"
 	"github.com/kplane/kplane/pkg/admission/plugins/defaulttolerationseconds"
 	"github.com/kplane/kplane/pkg/admission/plugins/limitranger"
@@ -25,10 +26,10 @@ import (
 	"github.com/kplane/kplane/pkg/admission/plugins/priority"
 	"github.com/kplane/kplane/pkg/admission/plugins/resourcequota"
 	"github.com/kplane/kplane/pkg/admission/plugins/serviceaccount"
+	"github.com/kplane/kplane/pkg/admission/policy"
 	"github.com/kplane/kplane/pkg/admission/webhook"
 	"github.com/kplane/kplane/pkg/audit"
 	"github.com/kplane/kplane/pkg/authentication"
-	"github.com/kplane/kplane/pkg/authorization"
 	"github.com/kplane/kplane/pkg/storage"
 )
 
@@ -68,6 +69,7 @@ var admissionPlugins = admission.Plugins{
 	admission.MutatingAdmissionWebhook:   webhook.NewMutating,
 	admission.ValidatingAdmissionWebhook: webhook.NewValidating,
 	admission.ResourceQuota:              resourcequota.New,
+	admission.ValidatingAdmissionPolicy:  policy.NewValidating,
 }
 
 // alwaysAdmit is kube's deprecated AlwaysAdmit: it changes nothing.
@@ -131,12 +133,13 @@ func (s *Server) setupAdmission() error {
 		return fmt.Errorf("apiserver: %w", err)
 	}
 	s.admission = chain
+	s.admConfig = cfg
 	s.noNamespaceLifecycle = !chain.Enabled(admission.NamespaceLifecycle)
 	return nil
 }
 
-// conditions, when set, compiles webhooks' matchConditions.
-var conditions func(authz authorization.Authorizer) admission.ConditionCompiler
+// conditions compiles webhooks' matchConditions.
+var conditions = admissioncel.NewConditionCompiler
 
 // writeAdmission is what the admission of a client's write needs beside
 // the objects: its options, and the attributes of its last attempt (whose
@@ -310,6 +313,8 @@ func (s *Server) admitDelete(ctx context.Context, res *resource, cur runtime.Obj
 	return s.admission.Validate(ctx, a)
 }
 
+var vapGVR = schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"}
+
 // admissionObjects converts objects of res for plugins.
 type admissionObjects struct {
 	s   *Server
@@ -402,6 +407,10 @@ func (src *admissionSource) run(ctx context.Context) {
 	src.mu.Lock()
 	src.base = ctx
 	src.mu.Unlock()
+	if s := src.s; s.admission.Enabled(admission.ValidatingAdmissionPolicy) && s.lookup(vapGVR) != nil {
+		// The policies' status: observedGeneration and type checking.
+		src.wg.Go(func() { _ = policy.RunStatus(ctx, s.admConfig) })
+	}
 	<-ctx.Done()
 	src.mu.Lock()
 	src.base = nil

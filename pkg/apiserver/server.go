@@ -169,6 +169,7 @@ type Server struct {
 	// what its plugins read; admUncached counts reads without a cache.
 	admission   *admission.Chain
 	admSource   *admissionSource
+	admConfig   *admission.Config
 	admUncached atomic.Uint64
 	// noNamespaceLifecycle is set when NamespaceLifecycle is disabled:
 	// objects may then be created in namespaces that do not exist.
