@@ -55,24 +55,7 @@ func readCRDs(paths []string) ([]*apiextensionsv1.CustomResourceDefinition, erro
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, root := range paths {
 		before := len(out)
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				return nil
-			}
-			if p != root {
-				switch strings.ToLower(filepath.Ext(p)) {
-				case ".yaml", ".yml", ".json":
-				default:
-					return nil
-				}
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
+		err := walkManifests(root, func(p string, data []byte) error {
 			crds, err := parseCRDs(p, data)
 			out = append(out, crds...)
 			return err
@@ -85,6 +68,31 @@ func readCRDs(paths []string) ([]*apiextensionsv1.CustomResourceDefinition, erro
 		}
 	}
 	return out, nil
+}
+
+// walkManifests calls each with the path and contents of root, when it is
+// a file, or of every .yaml, .yml and .json file below it.
+func walkManifests(root string, each func(path string, data []byte) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if p != root {
+			switch strings.ToLower(filepath.Ext(p)) {
+			case ".yaml", ".yml", ".json":
+			default:
+				return nil
+			}
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return each(p, data)
+	})
 }
 
 // parseCRDs parses the documents of one file.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -191,24 +190,7 @@ func (e *Env) installWebhooks(ctx context.Context, srv *apiserver.Server, config
 // readWebhooks reads the webhook configurations of path.
 func readWebhooks(root string) ([]runtime.Object, error) {
 	var out []runtime.Object
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if p != root {
-			switch strings.ToLower(filepath.Ext(p)) {
-			case ".yaml", ".yml", ".json":
-			default:
-				return nil
-			}
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
+	err := walkManifests(root, func(p string, data []byte) error {
 		for i, doc := range splitYAML(data) {
 			js, err := yaml.YAMLToJSON(doc)
 			if err != nil {
