@@ -61,8 +61,10 @@ func TestControllerManagerFailover(t *testing.T) {
 		t.Skip("kubectl is not installed")
 	}
 	s := startAPIServer(t, kplaneBin, "--storage", "memory")
-	a := startControllerManager(t, s.kubeconfig, "--controllers", "replicaset")
-	b := startControllerManager(t, s.kubeconfig, "--controllers", "replicaset")
+	// The serviceaccount controller makes the default ServiceAccount that
+	// ServiceAccount admission wants of every pod, as on Kubernetes.
+	a := startControllerManager(t, s.kubeconfig, "--controllers", "replicaset,serviceaccount")
+	b := startControllerManager(t, s.kubeconfig, "--controllers", "replicaset,serviceaccount")
 	if a.identity == b.identity {
 		t.Fatalf("both managers are %q", a.identity)
 	}

@@ -74,7 +74,10 @@ func TestKubectlSession(t *testing.T) {
 	if err != nil {
 		t.Skip("kubectl is not installed")
 	}
-	s := startAPIServer(t, buildKplane(t))
+	// An API server alone, as kube-apiserver without its controller
+	// manager: no controller makes default ServiceAccounts, so pods would be
+	// refused by ServiceAccount admission (TestUpAdmission covers it).
+	s := startAPIServer(t, buildKplane(t), "--disable-admission-plugins=ServiceAccount")
 	run := func(t *testing.T, st kubectlStep) string {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), startupWait)
