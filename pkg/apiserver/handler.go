@@ -66,6 +66,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 type trackingWriter struct {
 	http.ResponseWriter
 	wrote bool
+	// warned records the request's warnings (see addWarnings).
+	warned warningRecorder
 }
 
 func (w *trackingWriter) WriteHeader(code int) {

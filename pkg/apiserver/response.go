@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 
@@ -245,8 +246,79 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, f
 // addWarnings sets one Warning header per message, in the format of
 // kube-apiserver (code 299, agent "-").
 func addWarnings(w http.ResponseWriter, warnings []string) {
+	var rec *warningRecorder
+	for u := w; u != nil; {
+		if tw, ok := u.(*trackingWriter); ok {
+			rec = &tw.warned
+			break
+		}
+		uw, ok := u.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		u = uw.Unwrap()
+	}
 	for _, msg := range warnings {
-		w.Header().Add("Warning", `299 - "`+escapeWarning(msg)+`"`)
+		if rec == nil {
+			w.Header().Add("Warning", warningHeader(msg))
+			continue
+		}
+		rec.add(w.Header(), msg)
+	}
+}
+
+// The limits of a request's warnings, as kube-apiserver's: once their
+// text passes warningTotalRunes, every warning is cut to warningItemRunes,
+// and none is added once that total is passed again.
+const (
+	warningTotalRunes = 4 * 1024
+	warningItemRunes  = 256
+)
+
+// warningRecorder is the state of a request's Warning headers: each
+// message once, within kube-apiserver's limits.
+type warningRecorder struct {
+	seen       map[string]bool
+	ordered    []string
+	written    int
+	truncating bool
+}
+
+func warningHeader(msg string) string { return `299 - "` + escapeWarning(msg) + `"` }
+
+func (r *warningRecorder) add(h http.Header, msg string) {
+	if msg == "" || r.written >= warningTotalRunes && r.truncating || r.seen[msg] {
+		return
+	}
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	r.seen[msg] = true
+	r.ordered = append(r.ordered, msg)
+	cut := func(m string) (string, int) {
+		n := utf8.RuneCountInString(m)
+		if n > warningItemRunes {
+			return string([]rune(m)[:warningItemRunes]), warningItemRunes
+		}
+		return m, n
+	}
+	text, n := msg, utf8.RuneCountInString(msg)
+	if r.truncating {
+		text, n = cut(msg)
+	}
+	if r.written+n <= warningTotalRunes || r.truncating {
+		r.written += n
+		h.Add("Warning", warningHeader(text))
+		return
+	}
+	// Too much: start again with every warning cut.
+	r.truncating = true
+	r.written = 0
+	h.Del("Warning")
+	for _, m := range r.ordered {
+		text, n := cut(m)
+		r.written += n
+		h.Add("Warning", warningHeader(text))
 	}
 }
 

@@ -1,8 +1,11 @@
 package apiserver
 
 import (
+	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -70,6 +73,30 @@ func TestWithTypeMeta(t *testing.T) {
 	} {
 		if got := string(withTypeMeta([]byte(in), gvk)); got != want {
 			t.Errorf("%s: got %s want %s", in, got, want)
+		}
+	}
+}
+
+func TestWarningsDedupedAndTruncatedAsKubeAPIServer(t *testing.T) {
+	rec := httptest.NewRecorder()
+	tw := &trackingWriter{ResponseWriter: rec}
+	addWarnings(tw, []string{"same", "same", ""})
+	if got := rec.Header().Values("Warning"); len(got) != 1 || got[0] != `299 - "same"` {
+		t.Fatalf("dedup: %q", got)
+	}
+	long := strings.Repeat("x", 1000)
+	var many []string
+	for i := range 6 {
+		many = append(many, fmt.Sprintf("%d%s", i, long))
+	}
+	addWarnings(tw, many)
+	got := rec.Header().Values("Warning")
+	if len(got) != 7 {
+		t.Fatalf("%d warnings, want all 7 once truncating", len(got))
+	}
+	for _, h := range got[1:] {
+		if n := utf8.RuneCountInString(h) - len(`299 - ""`); n != warningItemRunes {
+			t.Fatalf("a warning past the 4096-rune total kept %d runes, want %d", n, warningItemRunes)
 		}
 	}
 }

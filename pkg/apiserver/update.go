@@ -231,8 +231,10 @@ func (s *Server) write(ctx context.Context, q *request, dryRun bool, compute com
 			attrs = s.attributes(ctx, q, q.adm, admission.Update, obj, current)
 			if q.subresource == "scale" {
 				obj, err = s.admitScale(ctx, q, attrs, obj, current)
-			} else {
-				obj, err = s.admit(ctx, attrs)
+			} else if obj, err = s.admit(ctx, attrs); err == nil {
+				// What a webhook's patch left unset is defaulted, as
+				// Kubernetes defaults the object it decodes from a patch.
+				res.strategy.Default(obj)
 			}
 			if err != nil {
 				return nil, err
