@@ -13,6 +13,10 @@ metadata: {name: limited, labels: {policy: replicas}}
 ---
 apiVersion: v1
 kind: Namespace
+metadata: {name: warned, labels: {policy: warn}}
+---
+apiVersion: v1
+kind: Namespace
 metadata:
   name: restricted
   labels: {pod-security.kubernetes.io/enforce: restricted}
@@ -46,6 +50,15 @@ spec:
   validationActions: [Deny]
   matchResources:
     namespaceSelector: {matchLabels: {policy: replicas}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: replica-warn}
+spec:
+  policyName: replica-limit
+  validationActions: [Warn]
+  matchResources:
+    namespaceSelector: {matchLabels: {policy: warn}}
 `
 
 const privilegedPod = `apiVersion: v1
@@ -94,6 +107,11 @@ func TestUpAdmission(t *testing.T) {
 	}
 	if out, ok := kubectlResult(t, p.kubeconfig, "", "create", "deployment", "small", "--image=nginx", "--replicas=2", "-n", "limited"); !ok {
 		t.Fatalf("a deployment within the policy: %s", out)
+	}
+
+	out = eventually(t, p.kubeconfig, "", "Warning:", "create", "deployment", "big", "--image=nginx", "--replicas=10", "-n", "warned")
+	if want := `Warning: Validation failed for ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-warn': replicas must be at most 5, got 10`; !strings.Contains(out, want) || !strings.Contains(out, "deployment.apps/big created") {
+		t.Fatalf("kubectl create under a Warn binding: %s\nwant %q and the deployment created", out, want)
 	}
 
 	out, ok := kubectlResult(t, p.kubeconfig, privilegedPod, "apply", "-f", "-")
