@@ -224,20 +224,21 @@ func (f *DeltaFIFO[T]) queueLocked(key string, d Delta[T]) {
 	}
 }
 
-// dedupDeltas collapses two consecutive deletes into one, keeping the one
-// that carries the observed final state rather than a tombstone.
+// dedupDeltas collapses two consecutive deletes into one as client-go
+// does: the older is kept, unless it is a tombstone, which the newer (an
+// observed delete, or a tombstone too) replaces.
 func dedupDeltas[T Object](deltas Deltas[T]) Deltas[T] {
 	n := len(deltas)
 	if n < 2 {
 		return deltas
 	}
-	a, b := deltas[n-2], deltas[n-1]
-	if a.Type != Deleted || b.Type != Deleted {
+	older, newer := deltas[n-2], deltas[n-1]
+	if older.Type != Deleted || newer.Type != Deleted {
 		return deltas
 	}
-	keep := b
-	if b.Tombstone != nil {
-		keep = a
+	keep := older
+	if older.Tombstone != nil {
+		keep = newer
 	}
 	deltas[n-2] = keep
 	deltas[n-1] = Delta[T]{}

@@ -74,7 +74,8 @@ func TestDeltaFIFOQueuesKeyOnceAndCollapsesDeletes(t *testing.T) {
 		t.Fatalf("Len = %d, want 3", f.Len())
 	}
 	want := []popped{
-		{Key: "ns/a", Deltas: []string{"Added:1", "Updated:2", "Deleted:4"}},
+		// Two real deletes collapse into the older, as in client-go.
+		{Key: "ns/a", Deltas: []string{"Added:1", "Updated:2", "Deleted:3"}},
 		{Key: "ns/b", Deltas: []string{"Updated:1"}},
 		{Key: "ns/known", Deltas: []string{"Deleted:6"}},
 	}
@@ -259,5 +260,39 @@ func TestDeltaFIFOProducersDoNotWaitForProcessing(t *testing.T) {
 	want := []popped{{Key: "ns/a", Deltas: []string{"Deleted:2"}}}
 	if d := cmp.Diff(want, popAll(t, f, nil)); d != "" {
 		t.Errorf("-want +got:\n%s", d)
+	}
+}
+
+// Consecutive deletes of one key collapse as client-go's isDeletionDup
+// decides: the older stays unless it is a tombstone.
+func TestDeltaFIFOCollapsesDeletesAsClientGo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ops  func(f *cache.DeltaFIFO[*corev1.Pod])
+		want []string
+	}{
+		{"two observed deletes keep the older", func(f *cache.DeltaFIFO[*corev1.Pod]) {
+			_ = f.Delete(pod("ns", "a", "2"))
+			_ = f.Delete(pod("ns", "a", "3"))
+		}, []string{"Deleted:2"}},
+		{"an observed delete then a tombstone keep the observed one", func(f *cache.DeltaFIFO[*corev1.Pod]) {
+			_ = f.Delete(pod("ns", "a", "2"))
+			_ = f.Replace(nil)
+		}, []string{"Deleted:2"}},
+		{"a tombstone then an observed delete keep the observed one", func(f *cache.DeltaFIFO[*corev1.Pod]) {
+			_ = f.Replace(nil)
+			_ = f.Delete(pod("ns", "a", "3"))
+		}, []string{"Deleted:3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := newIndexer(t)
+			_ = store.Add(pod("ns", "a", "1"))
+			f := newFIFO(t, store)
+			tc.ops(f)
+			got := popAll(t, f, nil)
+			if len(got) != 1 || !cmp.Equal(got[0].Deltas, tc.want) {
+				t.Fatalf("popped %+v, want ns/a with %v", got, tc.want)
+			}
+		})
 	}
 }
