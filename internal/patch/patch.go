@@ -140,6 +140,13 @@ func JSONPatch(doc, patch []byte) ([]byte, error) {
 			if verr != nil {
 				return nil, verr
 			}
+			if missingMember(d, path) {
+				// As kube-apiserver's JSON patch library does, replacing a
+				// member an object lacks adds it; a missing parent or array
+				// index still fails.
+				d, err = add(d, path, v)
+				break
+			}
 			if d, _, err = remove(d, path); err == nil {
 				d, err = add(d, path, v)
 			}
@@ -243,6 +250,24 @@ func index(tok string, n int, end bool) (int, error) {
 		return 0, fmt.Errorf("array index %d out of bounds", i)
 	}
 	return i, nil
+}
+
+// missingMember reports whether path names a member its parent, an
+// object, does not have.
+func missingMember(doc any, path []string) bool {
+	if len(path) == 0 {
+		return false
+	}
+	parent, err := get(doc, path[:len(path)-1])
+	if err != nil {
+		return false
+	}
+	m, ok := parent.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, exists := m[path[len(path)-1]]
+	return !exists
 }
 
 func get(doc any, path []string) (any, error) {

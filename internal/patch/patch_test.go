@@ -42,6 +42,11 @@ func TestJSONPatch(t *testing.T) {
 		{"whole document", `{"a":1}`, `[{"op":"replace","path":"","value":{"b":2}}]`, `{"b":2}`, nil},
 		{"numbers compare by value", `{"n":1}`, `[{"op":"test","path":"/n","value":1.0}]`, `{"n":1}`, nil},
 		{"remove missing", `{"a":1}`, `[{"op":"remove","path":"/b"}]`, "", ErrCannotApply},
+		// kube-apiserver's JSON patch library adds a member replace does
+		// not find, but not a missing parent or array index.
+		{"replace of a missing member adds it, as kube-apiserver", `{"a":1}`, `[{"op":"replace","path":"/b","value":2}]`, `{"a":1,"b":2}`, nil},
+		{"replace under a missing parent", `{"a":1}`, `[{"op":"replace","path":"/x/b","value":2}]`, "", ErrCannotApply},
+		{"replace of a missing index", `{"a":[1]}`, `[{"op":"replace","path":"/a/3","value":2}]`, "", ErrCannotApply},
 		{"index out of range", `{"a":[1]}`, `[{"op":"add","path":"/a/5","value":1}]`, "", ErrCannotApply},
 		{"leading zero index", `{"a":[1,2]}`, `[{"op":"remove","path":"/a/01"}]`, "", ErrCannotApply},
 		{"move into own child", `{"a":{"b":{}}}`, `[{"op":"move","from":"/a","path":"/a/b/c"}]`, "", ErrCannotApply},
