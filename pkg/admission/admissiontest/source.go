@@ -166,8 +166,9 @@ func (s *Source) Get(_ context.Context, gvr schema.GroupVersionResource, namespa
 }
 
 // List returns the cache's objects of gvr in namespace ("" for all),
-// sorted by namespace and name, and the cache's revision of gvr. The
-// slice is shared too: callers must not change it.
+// sorted by namespace and name, and the cache's revision of gvr (0 until
+// the cache first holds or drops objects of gvr). The slice is shared
+// too: callers must not change it.
 func (s *Source) List(_ context.Context, gvr schema.GroupVersionResource, namespace string) ([]runtime.Object, uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
