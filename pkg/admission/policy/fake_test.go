@@ -9,31 +9,27 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 	"github.com/kplane/kplane/pkg/authentication"
 	"github.com/kplane/kplane/pkg/authorization"
 )
 
-// fakeSource is an in-memory admission.Source: objects by resource,
-// namespace and name, a revision per resource bumped on every change.
+// fakeSource is the shared fake, told each object's resource by its type
+// (resourceOf); with onUpdate set it tells of every status write.
 type fakeSource struct {
-	mu      sync.Mutex
-	objects map[schema.GroupVersionResource]map[string]runtime.Object
-	revs    map[schema.GroupVersionResource]uint64
-	lists   int
-	updated []runtime.Object
-	// onUpdate, if set, is told of every status update
+	admissiontest.Source
+	// onUpdate, if set before the source is used, is sent every object
+	// a status update stored.
 	onUpdate chan runtime.Object
 }
 
 func newFakeSource(objs ...runtime.Object) *fakeSource {
-	s := &fakeSource{objects: map[schema.GroupVersionResource]map[string]runtime.Object{}, revs: map[schema.GroupVersionResource]uint64{}}
+	s := &fakeSource{}
 	for _, o := range objs {
 		s.add(o)
 	}
@@ -58,70 +54,14 @@ func resourceOf(o runtime.Object) schema.GroupVersionResource {
 	panic(fmt.Sprintf("fakeSource: no resource for %T", o))
 }
 
-func (s *fakeSource) add(o runtime.Object) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	gvr := resourceOf(o)
-	m, _ := meta.Accessor(o)
-	if s.objects[gvr] == nil {
-		s.objects[gvr] = map[string]runtime.Object{}
-	}
-	s.revs[gvr]++
-	if m.GetResourceVersion() == "" {
-		m.SetResourceVersion(fmt.Sprint(s.revs[gvr]))
-	}
-	s.objects[gvr][m.GetNamespace()+"/"+m.GetName()] = o
-}
+func (s *fakeSource) add(o runtime.Object) { s.Add(resourceOf(o), o) }
 
-func (s *fakeSource) Get(_ context.Context, gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if o, ok := s.objects[gvr][ns+"/"+name]; ok {
-		return o, nil
+func (s *fakeSource) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj runtime.Object) (runtime.Object, error) {
+	out, err := s.Source.UpdateStatus(ctx, gvr, obj)
+	if err == nil && s.onUpdate != nil {
+		s.onUpdate <- obj
 	}
-	return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
-}
-
-func (s *fakeSource) Fetch(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error) {
-	return s.Get(ctx, gvr, ns, name)
-}
-
-func (s *fakeSource) List(_ context.Context, gvr schema.GroupVersionResource, ns string) ([]runtime.Object, uint64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lists++
-	var out []runtime.Object
-	for _, o := range s.objects[gvr] {
-		if m, _ := meta.Accessor(o); ns == "" || m.GetNamespace() == ns {
-			out = append(out, o)
-		}
-	}
-	return out, s.revs[gvr], nil
-}
-
-func (s *fakeSource) UpdateStatus(_ context.Context, gvr schema.GroupVersionResource, obj runtime.Object) (runtime.Object, error) {
-	s.mu.Lock()
-	m, _ := meta.Accessor(obj)
-	stored, ok := s.objects[gvr][m.GetNamespace()+"/"+m.GetName()]
-	if !ok {
-		s.mu.Unlock()
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), m.GetName())
-	}
-	if sm, _ := meta.Accessor(stored); sm.GetResourceVersion() != m.GetResourceVersion() {
-		s.mu.Unlock()
-		return nil, apierrors.NewConflict(gvr.GroupResource(), m.GetName(), fmt.Errorf("the object has been modified"))
-	}
-	s.updated = append(s.updated, obj)
-	notify := s.onUpdate
-	s.mu.Unlock()
-	if notify != nil {
-		notify <- obj
-	}
-	obj = obj.DeepCopyObject()
-	m, _ = meta.Accessor(obj)
-	m.SetResourceVersion("")
-	s.add(obj)
-	return obj, nil
+	return out, err
 }
 
 // fakeResolver serves ConfigMaps (namespaced) and Namespaces (cluster);

@@ -39,10 +39,10 @@ func TestStatusTypeCheckingAsKubernetes(t *testing.T) {
 	if err := SyncStatus(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	if len(src.updated) != 1 {
-		t.Fatalf("%d status updates, want 1", len(src.updated))
+	if len(src.Updates()) != 1 {
+		t.Fatalf("%d status updates, want 1", len(src.Updates()))
 	}
-	st := src.updated[0].(*admissionregistrationv1.ValidatingAdmissionPolicy).Status
+	st := src.Updates()[0].(*admissionregistrationv1.ValidatingAdmissionPolicy).Status
 	if st.ObservedGeneration != 2 || st.TypeChecking == nil {
 		t.Fatalf("status = %+v", st)
 	}
@@ -57,8 +57,8 @@ func TestStatusTypeCheckingAsKubernetes(t *testing.T) {
 		t.Errorf("warning = %q", w[1].Warning)
 	}
 	// up to date now: nothing more to write
-	if err := SyncStatus(context.Background(), cfg); err != nil || len(src.updated) != 1 {
-		t.Fatalf("second sync: %v, %d updates", err, len(src.updated))
+	if err := SyncStatus(context.Background(), cfg); err != nil || len(src.Updates()) != 1 {
+		t.Fatalf("second sync: %v, %d updates", err, len(src.Updates()))
 	}
 }
 

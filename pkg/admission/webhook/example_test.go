@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 // A validating webhook that refuses pods, served over TLS, its
@@ -33,8 +34,9 @@ func ExampleNewValidating() {
 
 	url := srv.URL + "/validate"
 	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
-	src := newSource() // the cluster's objects; the server passes its own
-	src.set(validatingConfigurations, &admissionregistrationv1.ValidatingWebhookConfiguration{
+	// The cluster's objects: a test's fake; the server passes its own.
+	src := &admissiontest.Source{}
+	src.Set(validatingConfigurations, &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "owners"},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    "owners.example.com",

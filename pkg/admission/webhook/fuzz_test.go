@@ -6,6 +6,7 @@ import (
 
 	"github.com/kplane/kplane/internal/patch"
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 // FuzzWebhookAnswer feeds arbitrary answers to the decoding, checking and
@@ -16,7 +17,7 @@ func FuzzWebhookAnswer(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"u","allowed":false,"status":{"code":700}}}`))
 	f.Add([]byte(`{"response":null}`))
 	f.Add([]byte(`[`))
-	src := newSource()
+	src := &admissiontest.Source{}
 	m, err := NewMutating(&admission.Config{Source: src})
 	if err != nil {
 		f.Fatal(err)

@@ -24,81 +24,15 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 	"github.com/kplane/kplane/pkg/authentication"
 )
-
-// fakeSource is an in-memory admission.Source; every change of a
-// resource's objects bumps its revision.
-type fakeSource struct {
-	mu       sync.Mutex
-	objs     map[schema.GroupVersionResource][]runtime.Object
-	revision map[schema.GroupVersionResource]uint64
-	lists    int
-}
-
-func newSource() *fakeSource {
-	return &fakeSource{objs: map[schema.GroupVersionResource][]runtime.Object{}, revision: map[schema.GroupVersionResource]uint64{}}
-}
-
-func (s *fakeSource) set(gvr schema.GroupVersionResource, objs ...runtime.Object) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.objs[gvr] = objs
-	s.revision[gvr]++
-}
-
-// replaceQuietly changes the objects without changing the revision: a
-// plugin that trusts revisions does not see it.
-func (s *fakeSource) replaceQuietly(gvr schema.GroupVersionResource, objs ...runtime.Object) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.objs[gvr] = objs
-}
-
-func (s *fakeSource) Get(_ context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, o := range s.objs[gvr] {
-		m, _ := meta.Accessor(o)
-		if m.GetNamespace() == namespace && m.GetName() == name {
-			return o, nil
-		}
-	}
-	return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
-}
-
-func (s *fakeSource) List(_ context.Context, gvr schema.GroupVersionResource, namespace string) ([]runtime.Object, uint64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.lists++
-	if namespace == "" {
-		// Shared, as a cache's list is.
-		return s.objs[gvr], s.revision[gvr], nil
-	}
-	var out []runtime.Object
-	for _, o := range s.objs[gvr] {
-		m, _ := meta.Accessor(o)
-		if namespace == "" || m.GetNamespace() == namespace {
-			out = append(out, o)
-		}
-	}
-	return out, s.revision[gvr], nil
-}
-
-func (s *fakeSource) Fetch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
-	return s.Get(ctx, gvr, namespace, name)
-}
-
-func (s *fakeSource) UpdateStatus(context.Context, schema.GroupVersionResource, runtime.Object) (runtime.Object, error) {
-	return nil, apierrors.NewMethodNotSupported(schema.GroupResource{}, "updatestatus")
-}
 
 var (
 	podsResource       = corev1.SchemeGroupVersion.WithResource("pods")
@@ -366,17 +300,17 @@ func plugins(t testing.TB, cfg admission.Config) (mutator, validator) {
 }
 
 // validateWith runs the validating plugin over the configurations given.
-func validateWith(t testing.TB, src *fakeSource, a *admission.Attributes, cfg admission.Config, configs ...runtime.Object) error {
+func validateWith(t testing.TB, src *admissiontest.Source, a *admission.Attributes, cfg admission.Config, configs ...runtime.Object) error {
 	t.Helper()
-	src.set(validatingConfigurations, configs...)
+	src.Set(validatingConfigurations, configs...)
 	cfg.Source = src
 	_, v := plugins(t, cfg)
 	return v.Validate(context.Background(), a)
 }
 
-func admitWith(t testing.TB, src *fakeSource, a *admission.Attributes, cfg admission.Config, configs ...runtime.Object) error {
+func admitWith(t testing.TB, src *admissiontest.Source, a *admission.Attributes, cfg admission.Config, configs ...runtime.Object) error {
 	t.Helper()
-	src.set(mutatingConfigurations, configs...)
+	src.Set(mutatingConfigurations, configs...)
 	cfg.Source = src
 	m, _ := plugins(t, cfg)
 	return m.Admit(context.Background(), a)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 // fakeConditions evaluates matchConditions by name: "true", "false" and
@@ -119,8 +120,8 @@ func TestWebhookMatchingAsKubernetesShouldCallHook(t *testing.T) {
 				if tc.attrs != nil {
 					tc.attrs(a)
 				}
-				src := newSource()
-				src.set(namespacesResource, namespace("ns", map[string]string{"env": "prod"}))
+				src := &admissiontest.Source{}
+				src.Set(namespacesResource, namespace("ns", map[string]string{"env": "prod"}))
 				var fc *fakeConditions
 				cfg := admission.Config{Conditions: compiler(&fc)}
 				if tc.noCEL {
@@ -165,7 +166,7 @@ func TestWebhookMatchPolicyEquivalentConvertsTheObject(t *testing.T) {
 		s := newServer(t, deny(nil))
 		h := hookFor("w", s)
 		h.rules, h.matchPolicy = v2Rule, &exact
-		if err := validateWith(t, newSource(), createWidget(), admission.Config{}, validatingConfig("c", h)); err != nil || s.calls() != 0 {
+		if err := validateWith(t, &admissiontest.Source{}, createWidget(), admission.Config{}, validatingConfig("c", h)); err != nil || s.calls() != 0 {
 			t.Fatalf("err = %v, calls = %d", err, s.calls())
 		}
 	})
@@ -173,7 +174,7 @@ func TestWebhookMatchPolicyEquivalentConvertsTheObject(t *testing.T) {
 		s := newServer(t, allow)
 		h := hookFor("w", s)
 		h.rules, h.matchPolicy = v2Rule, &equivalent
-		if err := validateWith(t, newSource(), createWidget(), admission.Config{}, validatingConfig("c", h)); err != nil {
+		if err := validateWith(t, &admissiontest.Source{}, createWidget(), admission.Config{}, validatingConfig("c", h)); err != nil {
 			t.Fatal(err)
 		}
 		req := s.last(t).Request
@@ -189,7 +190,7 @@ func TestWebhookMatchPolicyEquivalentConvertsTheObject(t *testing.T) {
 		h := hookFor("w", s)
 		h.rules, h.matchPolicy = v2Rule, &equivalent
 		a := createWidget()
-		if err := admitWith(t, newSource(), a, admission.Config{}, mutatingConfig("c", h)); err != nil {
+		if err := admitWith(t, &admissiontest.Source{}, a, admission.Config{}, mutatingConfig("c", h)); err != nil {
 			t.Fatal(err)
 		}
 		got := a.Object.(interface{ UnstructuredContent() map[string]any }).UnstructuredContent()

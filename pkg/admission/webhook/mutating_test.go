@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 func TestMutatingWebhookJSONPatch(t *testing.T) {
@@ -77,7 +78,7 @@ func TestMutatingWebhookJSONPatch(t *testing.T) {
 			s := newServer(t, tc.respond)
 			a := createPod(nil)
 			before := a.Object.DeepCopyObject()
-			err := admitWith(t, newSource(), a, admission.Config{}, mutatingConfig("c", hookFor("m.example.com", s)))
+			err := admitWith(t, &admissiontest.Source{}, a, admission.Config{}, mutatingConfig("c", hookFor("m.example.com", s)))
 			if tc.wantErr != "" {
 				st := statusOf(t, err)
 				if st.Code != 500 || !strings.HasPrefix(st.Message, tc.wantErr) {
@@ -117,7 +118,7 @@ func TestMutatingWebhookCannotPatchDelete(t *testing.T) {
 	s := newServer(t, jsonPatch(`[{"op":"add","path":"/metadata/labels","value":{}}]`))
 	a := createPod(nil)
 	a.Operation, a.OldObject, a.Object = admission.Delete, a.Object, nil
-	err := admitWith(t, newSource(), a, admission.Config{}, mutatingConfig("c", hookFor("m", s)))
+	err := admitWith(t, &admissiontest.Source{}, a, admission.Config{}, mutatingConfig("c", hookFor("m", s)))
 	want := `Internal error occurred: admission webhook "m" attempted to modify the object, which is not supported for this operation`
 	if st := statusOf(t, err); st.Message != want {
 		t.Fatalf("got %q, want %q", st.Message, want)
@@ -151,7 +152,7 @@ func TestMutatingWebhooksRunInOrderEachSeeingTheLast(t *testing.T) {
 	a1, a2, b1 := newServer(t, labeller("a1", &log, &mu)), newServer(t, labeller("a2", &log, &mu)), newServer(t, labeller("b1", &log, &mu))
 	a := createPod(nil)
 	// Configurations run by name, webhooks in their order.
-	err := admitWith(t, newSource(), a, admission.Config{},
+	err := admitWith(t, &admissiontest.Source{}, a, admission.Config{},
 		mutatingConfig("b", hookFor("b1", b1)), mutatingConfig("a", hookFor("a1", a1), hookFor("a2", a2)))
 	if err != nil {
 		t.Fatal(err)
@@ -201,8 +202,8 @@ func TestMutatingWebhookReinvocationAsKubernetes(t *testing.T) {
 			})
 			h1 := hookFor("first", first)
 			h1.reinvocation = tc.first
-			src := newSource()
-			src.set(mutatingConfigurations, mutatingConfig("a", h1), mutatingConfig("b", hookFor("second", second)))
+			src := &admissiontest.Source{}
+			src.Set(mutatingConfigurations, mutatingConfig("a", h1), mutatingConfig("b", hookFor("second", second)))
 			cfg := admission.Config{Source: src}
 			chain, err := admission.NewChain([]string{admission.MutatingAdmissionWebhook}, admission.Plugins{admission.MutatingAdmissionWebhook: NewMutating}, &cfg)
 			if err != nil {
@@ -230,7 +231,7 @@ func TestMutatingWebhookAuditAnnotationsAndWarnings(t *testing.T) {
 		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{"careful"}, AuditAnnotations: map[string]string{"k": "v"}}, nil
 	})
 	a := createPod(nil)
-	if err := admitWith(t, newSource(), a, admission.Config{}, mutatingConfig("c", hookFor("m.example.com", s))); err != nil {
+	if err := admitWith(t, &admissiontest.Source{}, a, admission.Config{}, mutatingConfig("c", hookFor("m.example.com", s))); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
@@ -247,7 +248,7 @@ func TestMutatingWebhookAuditAnnotationsAndWarnings(t *testing.T) {
 
 func TestMutatingWebhookDenial(t *testing.T) {
 	s := newServer(t, deny(&metav1.Status{Code: 403, Message: "no"}))
-	err := admitWith(t, newSource(), createPod(nil), admission.Config{}, mutatingConfig("c", hookFor("m", s)))
+	err := admitWith(t, &admissiontest.Source{}, createPod(nil), admission.Config{}, mutatingConfig("c", hookFor("m", s)))
 	if st := statusOf(t, err); st.Code != 403 || st.Message != `admission webhook "m" denied the request: no` {
 		t.Fatalf("got %d %q", st.Code, st.Message)
 	}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 func TestValidatingWebhookDenialAsKubernetesToStatusErr(t *testing.T) {
@@ -52,7 +53,7 @@ func TestValidatingWebhookDenialAsKubernetesToStatusErr(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t, deny(tc.result))
-			err := validateWith(t, newSource(), createPod(nil), admission.Config{}, validatingConfig("c", hookFor("v.example.com", s)))
+			err := validateWith(t, &admissiontest.Source{}, createPod(nil), admission.Config{}, validatingConfig("c", hookFor("v.example.com", s)))
 			if diff := cmp.Diff(tc.want, statusOf(t, err)); diff != "" {
 				t.Fatalf("status (-want +got):\n%s", diff)
 			}
@@ -60,7 +61,7 @@ func TestValidatingWebhookDenialAsKubernetesToStatusErr(t *testing.T) {
 	}
 	t.Run("allowed", func(t *testing.T) {
 		s := newServer(t, allow)
-		if err := validateWith(t, newSource(), createPod(nil), admission.Config{}, validatingConfig("c", hookFor("v.example.com", s))); err != nil {
+		if err := validateWith(t, &admissiontest.Source{}, createPod(nil), admission.Config{}, validatingConfig("c", hookFor("v.example.com", s))); err != nil {
 			t.Fatal(err)
 		}
 		if s.calls() != 1 {
@@ -148,9 +149,9 @@ func TestWebhookCallFailuresFollowFailurePolicy(t *testing.T) {
 					a := createPod(nil)
 					var err error
 					if mutating {
-						err = admitWith(t, newSource(), a, admission.Config{}, mutatingConfig("c", h))
+						err = admitWith(t, &admissiontest.Source{}, a, admission.Config{}, mutatingConfig("c", h))
 					} else {
-						err = validateWith(t, newSource(), a, admission.Config{}, validatingConfig("c", h))
+						err = validateWith(t, &admissiontest.Source{}, a, admission.Config{}, validatingConfig("c", h))
 					}
 					if policy == admissionregistrationv1.Ignore {
 						if err != nil {
@@ -219,14 +220,14 @@ func TestWebhookTimeoutSecondsBoundsTheCall(t *testing.T) {
 					ctx, cancel = context.WithTimeout(ctx, tc.requestTimeout)
 					defer cancel()
 				}
-				src := newSource()
+				src := &admissiontest.Source{}
 				var err error
 				if mutating {
-					src.set(mutatingConfigurations, mutatingConfig("c", h))
+					src.Set(mutatingConfigurations, mutatingConfig("c", h))
 					m, _ := plugins(t, admission.Config{Source: src})
 					err = m.Admit(ctx, createPod(nil))
 				} else {
-					src.set(validatingConfigurations, validatingConfig("c", h))
+					src.Set(validatingConfigurations, validatingConfig("c", h))
 					_, v := plugins(t, admission.Config{Source: src})
 					err = v.Validate(ctx, createPod(nil))
 				}
@@ -243,7 +244,7 @@ func TestWebhookTimeoutSecondsBoundsTheCall(t *testing.T) {
 
 func TestValidatingWebhookAnswerMustNotCarryAPatch(t *testing.T) {
 	s := newServer(t, jsonPatch(`[]`))
-	err := validateWith(t, newSource(), createPod(nil), admission.Config{}, validatingConfig("c", hookFor("v", s)))
+	err := validateWith(t, &admissiontest.Source{}, createPod(nil), admission.Config{}, validatingConfig("c", hookFor("v", s)))
 	want := `Internal error occurred: failed calling webhook "v": received invalid webhook response: validating webhook may not return response.patch`
 	if st := statusOf(t, err); st.Message != want {
 		t.Fatalf("got %q, want %q", st.Message, want)
@@ -264,7 +265,7 @@ func TestValidatingWebhooksRunInParallel(t *testing.T) {
 	}
 	first, second := newServer(t, barrier("first")), newServer(t, barrier("second"))
 	// Configuration "a" sorts first: its denial is the one returned.
-	err := validateWith(t, newSource(), createPod(nil), admission.Config{},
+	err := validateWith(t, &admissiontest.Source{}, createPod(nil), admission.Config{},
 		validatingConfig("b", hookFor("second", second)), validatingConfig("a", hookFor("first", first)))
 	if st := statusOf(t, err); st.Message != `admission webhook "first" denied the request: first` {
 		t.Fatalf("message = %q", st.Message)
@@ -276,7 +277,7 @@ func TestValidatingWebhookWarningsAndAuditAnnotations(t *testing.T) {
 		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{"deprecated field", "", "second"}, AuditAnnotations: map[string]string{"decision": "ok"}}, nil
 	})
 	a := createPod(nil)
-	if err := validateWith(t, newSource(), a, admission.Config{}, validatingConfig("c", hookFor("v.example.com", s))); err != nil {
+	if err := validateWith(t, &admissiontest.Source{}, a, admission.Config{}, validatingConfig("c", hookFor("v.example.com", s))); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"deprecated field", "second"}, a.Warnings()); diff != "" {
@@ -301,7 +302,7 @@ func TestWebhooksNeverCalledForAdmissionConfiguration(t *testing.T) {
 			Resource:  admissionregistrationv1.SchemeGroupVersion.WithResource(strings.ToLower(kind) + "s"),
 			Name:      "x",
 		}
-		if err := validateWith(t, newSource(), a, admission.Config{}, validatingConfig("c", h)); err != nil {
+		if err := validateWith(t, &admissiontest.Source{}, a, admission.Config{}, validatingConfig("c", h)); err != nil {
 			t.Errorf("%s: %v", kind, err)
 		}
 	}
@@ -309,7 +310,7 @@ func TestWebhooksNeverCalledForAdmissionConfiguration(t *testing.T) {
 		t.Fatalf("webhook called %d times for admission configuration", s.calls())
 	}
 	// Everything else is.
-	if err := validateWith(t, newSource(), createPod(nil), admission.Config{}, validatingConfig("c", h)); err == nil {
+	if err := validateWith(t, &admissiontest.Source{}, createPod(nil), admission.Config{}, validatingConfig("c", h)); err == nil {
 		t.Fatal("a pod was not denied")
 	}
 }
@@ -335,9 +336,9 @@ func TestWebhookDryRun(t *testing.T) {
 				h.failurePolicy = admissionregistrationv1.Ignore
 				var err error
 				if mutating {
-					err = admitWith(t, newSource(), a, admission.Config{}, mutatingConfig("c", h))
+					err = admitWith(t, &admissiontest.Source{}, a, admission.Config{}, mutatingConfig("c", h))
 				} else {
-					err = validateWith(t, newSource(), a, admission.Config{}, validatingConfig("c", h))
+					err = validateWith(t, &admissiontest.Source{}, a, admission.Config{}, validatingConfig("c", h))
 				}
 				if tc.wantErr == "" {
 					if err != nil {
@@ -366,7 +367,7 @@ func TestWebhookRequestIsKubernetesAdmissionReview(t *testing.T) {
 	a.Operation = admission.Update
 	a.OldObject = pod(nil)
 	a.Options = &metav1.UpdateOptions{FieldManager: "kubectl"}
-	if err := validateWith(t, newSource(), a, admission.Config{}, validatingConfig("c", hookFor("v", s))); err != nil {
+	if err := validateWith(t, &admissiontest.Source{}, a, admission.Config{}, validatingConfig("c", hookFor("v", s))); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
@@ -431,7 +432,7 @@ func TestWebhookAdmissionReviewVersions(t *testing.T) {
 			})
 			h := hookFor("v", s)
 			h.versions = tc.versions
-			err := validateWith(t, newSource(), createPod(nil), admission.Config{}, validatingConfig("c", h))
+			err := validateWith(t, &admissiontest.Source{}, createPod(nil), admission.Config{}, validatingConfig("c", h))
 			if tc.wantErr != "" {
 				if st := statusOf(t, err); st.Message != tc.wantErr {
 					t.Fatalf("got %q, want %q", st.Message, tc.wantErr)
@@ -453,7 +454,7 @@ func TestWebhookDeleteSendsOnlyTheOldObject(t *testing.T) {
 	a := createPod(nil)
 	a.Operation, a.OldObject, a.Object = admission.Delete, a.Object, nil
 	a.Options = &metav1.DeleteOptions{}
-	if err := validateWith(t, newSource(), a, admission.Config{}, validatingConfig("c", hookFor("v", s))); err != nil {
+	if err := validateWith(t, &admissiontest.Source{}, a, admission.Config{}, validatingConfig("c", hookFor("v", s))); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,10 +13,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 func service(name string, port int32, typ corev1.ServiceType) *corev1.Service {
@@ -56,37 +59,37 @@ func TestWebhookServiceResolvedToItsEndpoints(t *testing.T) {
 		name     string
 		service  string
 		port     *int32
-		objects  func(src *fakeSource)
+		objects  func(src *admissiontest.Source)
 		wantErr  string
 		wantPath string
 	}{
-		{name: "EndpointSlice address, default port 443", service: "hook", objects: func(src *fakeSource) {
-			src.set(servicesResource, service("hook", 443, corev1.ServiceTypeClusterIP))
-			src.set(endpointSlicesResource, endpointSlice("hook", port, true))
+		{name: "EndpointSlice address, default port 443", service: "hook", objects: func(src *admissiontest.Source) {
+			src.Set(servicesResource, service("hook", 443, corev1.ServiceTypeClusterIP))
+			src.Set(endpointSlicesResource, endpointSlice("hook", port, true))
 		}},
-		{name: "Endpoints when the service has no slices", service: "hook", port: ptrTo(int32(8443)), objects: func(src *fakeSource) {
-			src.set(servicesResource, service("hook", 8443, ""))
-			src.set(endpointsResource, endpoints("hook", port))
+		{name: "Endpoints when the service has no slices", service: "hook", port: ptrTo(int32(8443)), objects: func(src *admissiontest.Source) {
+			src.Set(servicesResource, service("hook", 8443, ""))
+			src.Set(endpointsResource, endpoints("hook", port))
 		}},
-		{name: "the certificate must name the service", service: "other", objects: func(src *fakeSource) {
-			src.set(servicesResource, service("other", 443, corev1.ServiceTypeClusterIP))
-			src.set(endpointSlicesResource, endpointSlice("other", port, true))
+		{name: "the certificate must name the service", service: "other", objects: func(src *admissiontest.Source) {
+			src.Set(servicesResource, service("other", 443, corev1.ServiceTypeClusterIP))
+			src.Set(endpointSlicesResource, endpointSlice("other", port, true))
 		}, wantErr: `failed to call webhook: Post "https://other.sys.svc:443/validate?timeout=10s": tls: failed to verify certificate: x509: certificate is valid for hook.sys.svc, not other.sys.svc`},
-		{name: "no ready endpoint", service: "hook", objects: func(src *fakeSource) {
-			src.set(servicesResource, service("hook", 443, corev1.ServiceTypeClusterIP))
-			src.set(endpointSlicesResource, endpointSlice("hook", port, false))
+		{name: "no ready endpoint", service: "hook", objects: func(src *admissiontest.Source) {
+			src.Set(servicesResource, service("hook", 443, corev1.ServiceTypeClusterIP))
+			src.Set(endpointSlicesResource, endpointSlice("hook", port, false))
 		}, wantErr: `failed to call webhook: Post "https://hook.sys.svc:443/validate?timeout=10s": no endpoints available for service "hook"`},
-		{name: "no such service", service: "hook", objects: func(*fakeSource) {},
+		{name: "no such service", service: "hook", objects: func(*admissiontest.Source) {},
 			wantErr: `failed to call webhook: Post "https://hook.sys.svc:443/validate?timeout=10s": service "hook" not found`},
-		{name: "no such port", service: "hook", objects: func(src *fakeSource) {
-			src.set(servicesResource, service("hook", 80, corev1.ServiceTypeClusterIP))
+		{name: "no such port", service: "hook", objects: func(src *admissiontest.Source) {
+			src.Set(servicesResource, service("hook", 80, corev1.ServiceTypeClusterIP))
 		}, wantErr: `failed to call webhook: Post "https://hook.sys.svc:443/validate?timeout=10s": no service port 443 found for service "hook"`},
-		{name: "ExternalName services are not supported", service: "hook", objects: func(src *fakeSource) {
-			src.set(servicesResource, service("hook", 443, corev1.ServiceTypeExternalName))
+		{name: "ExternalName services are not supported", service: "hook", objects: func(src *admissiontest.Source) {
+			src.Set(servicesResource, service("hook", 443, corev1.ServiceTypeExternalName))
 		}, wantErr: `failed to call webhook: Post "https://hook.sys.svc:443/validate?timeout=10s": unsupported service type "ExternalName"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := newSource()
+			src := &admissiontest.Source{}
 			tc.objects(src)
 			h := webhookSpec{name: "svc", caBundle: s.caPEM, rules: podRules(),
 				service: &admissionregistrationv1.ServiceReference{Namespace: "sys", Name: tc.service, Path: &path, Port: tc.port}}
@@ -111,10 +114,47 @@ func TestWebhookServiceResolvedToItsEndpoints(t *testing.T) {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// quietSource can change a resource's objects without changing its
+// revision (replaceQuietly): a plugin that trusts revisions does not see
+// it. Set makes the revision move again.
+type quietSource struct {
+	admissiontest.Source
+	mu     sync.Mutex
+	pinned map[schema.GroupVersionResource]uint64
+}
+
+func (s *quietSource) replaceQuietly(gvr schema.GroupVersionResource, objs ...runtime.Object) {
+	_, rev, _ := s.Source.List(context.Background(), gvr, "")
+	s.Source.Set(gvr, objs...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pinned == nil {
+		s.pinned = map[schema.GroupVersionResource]uint64{}
+	}
+	s.pinned[gvr] = rev
+}
+
+func (s *quietSource) Set(gvr schema.GroupVersionResource, objs ...runtime.Object) {
+	s.mu.Lock()
+	delete(s.pinned, gvr)
+	s.mu.Unlock()
+	s.Source.Set(gvr, objs...)
+}
+
+func (s *quietSource) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string) ([]runtime.Object, uint64, error) {
+	objs, rev, err := s.Source.List(ctx, gvr, namespace)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.pinned[gvr]; ok {
+		rev = r
+	}
+	return objs, rev, err
+}
+
 func TestWebhookConfigurationsRecompiledOnlyWhenTheRevisionChanges(t *testing.T) {
 	denier, allower := newServer(t, deny(&metav1.Status{Message: "no"})), newServer(t, allow)
-	src := newSource()
-	src.set(validatingConfigurations, validatingConfig("c", hookFor("w", denier)))
+	src := &quietSource{}
+	src.Set(validatingConfigurations, validatingConfig("c", hookFor("w", denier)))
 	_, v := plugins(t, admission.Config{Source: src})
 	ctx := context.Background()
 	if err := v.Validate(ctx, createPod(nil)); err == nil {
@@ -130,12 +170,12 @@ func TestWebhookConfigurationsRecompiledOnlyWhenTheRevisionChanges(t *testing.T)
 		t.Fatal("snapshot replaced at the same revision")
 	}
 	// A new revision is picked up by the next request.
-	src.set(validatingConfigurations, validatingConfig("c", hookFor("w", allower)))
+	src.Set(validatingConfigurations, validatingConfig("c", hookFor("w", allower)))
 	if err := v.Validate(ctx, createPod(nil)); err != nil {
 		t.Fatalf("new configuration not used: %v", err)
 	}
 	// Removing the configuration stops the calls.
-	src.set(validatingConfigurations)
+	src.Set(validatingConfigurations)
 	calls := allower.calls()
 	if err := v.Validate(ctx, createPod(nil)); err != nil || allower.calls() != calls {
 		t.Fatalf("err %v, calls %d -> %d", err, calls, allower.calls())
@@ -154,9 +194,9 @@ func TestWebhookMetricsAsKubernetes(t *testing.T) {
 	ignored := hookFor("ignored", denier)
 	ignored.url = "https://127.0.0.1:1/hook"
 	ignored.failurePolicy = admissionregistrationv1.Ignore
-	src := newSource()
-	src.set(validatingConfigurations, validatingConfig("c", hookFor("denier", denier), ignored))
-	src.set(mutatingConfigurations, mutatingConfig("c", hookFor("mut", newServer(t, allow))))
+	src := &admissiontest.Source{}
+	src.Set(validatingConfigurations, validatingConfig("c", hookFor("denier", denier), ignored))
+	src.Set(mutatingConfigurations, mutatingConfig("c", hookFor("mut", newServer(t, allow))))
 	m, v := plugins(t, admission.Config{Source: src, Metrics: reg})
 	if err := m.Admit(context.Background(), createPod(nil)); err != nil {
 		t.Fatal(err)
@@ -187,8 +227,8 @@ apiserver_admission_webhook_request_total{code="403",name="denier",operation="CR
 
 func TestMutatingWebhookIgnoreStopsWhenTheRequestTimedOut(t *testing.T) {
 	h := webhookSpec{name: "down", url: "https://127.0.0.1:1/hook", rules: podRules(), failurePolicy: admissionregistrationv1.Ignore}
-	src := newSource()
-	src.set(mutatingConfigurations, mutatingConfig("c", h))
+	src := &admissiontest.Source{}
+	src.Set(mutatingConfigurations, mutatingConfig("c", h))
 	m, _ := plugins(t, admission.Config{Source: src})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -216,8 +256,8 @@ func BenchmarkNoMatchingWebhook(b *testing.B) {
 }
 
 func benchmarkNoMatch(b *testing.B, policy admissionregistrationv1.MatchPolicyType) {
-	src := newSource()
-	var muts, vals []any
+	src := &admissiontest.Source{}
+	var muts, vals []runtime.Object
 	for i := range 20 {
 		h := webhookSpec{name: fmt.Sprintf("w%d.example.com", i), url: "https://127.0.0.1:1/hook", rules: []admissionregistrationv1.RuleWithOperations{{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
@@ -226,13 +266,8 @@ func benchmarkNoMatch(b *testing.B, policy admissionregistrationv1.MatchPolicyTy
 		muts = append(muts, mutatingConfig(fmt.Sprintf("c%02d", i), h))
 		vals = append(vals, validatingConfig(fmt.Sprintf("c%02d", i), h))
 	}
-	for _, o := range muts {
-		src.objs[mutatingConfigurations] = append(src.objs[mutatingConfigurations], o.(*admissionregistrationv1.MutatingWebhookConfiguration))
-	}
-	for _, o := range vals {
-		src.objs[validatingConfigurations] = append(src.objs[validatingConfigurations], o.(*admissionregistrationv1.ValidatingWebhookConfiguration))
-	}
-	src.revision[mutatingConfigurations], src.revision[validatingConfigurations] = 1, 1
+	src.Set(mutatingConfigurations, muts...)
+	src.Set(validatingConfigurations, vals...)
 	m, v := plugins(b, admission.Config{Source: src})
 	ctx := context.Background()
 	a := createPod(nil)
@@ -253,8 +288,8 @@ func benchmarkNoMatch(b *testing.B, policy admissionregistrationv1.MatchPolicyTy
 // on a kept-alive connection, the answer's decoding.
 func BenchmarkOneLocalWebhook(b *testing.B) {
 	s := newServer(b, allow)
-	src := newSource()
-	src.set(validatingConfigurations, validatingConfig("c", hookFor("v", s)))
+	src := &admissiontest.Source{}
+	src.Set(validatingConfigurations, validatingConfig("c", hookFor("v", s)))
 	_, v := plugins(b, admission.Config{Source: src})
 	ctx := context.Background()
 	a := createPod(nil)

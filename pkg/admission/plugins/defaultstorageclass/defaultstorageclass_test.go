@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -92,7 +92,9 @@ func TestAdmit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := New(&admission.Config{Source: &fakeSource{objs: map[schema.GroupVersionResource][]runtime.Object{storageClasses: tt.classes}}})
+			src := &admissiontest.Source{}
+			src.Add(storageClasses, tt.classes...)
+			p, err := New(&admission.Config{Source: src})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +127,9 @@ func unstructuredClass(t *testing.T, sc *storagev1.StorageClass) runtime.Object 
 }
 
 func TestAdmitListErrorIsForbidden(t *testing.T) {
-	p, _ := New(&admission.Config{Source: &fakeSource{listErr: errors.New("cache down")}})
+	src := &admissiontest.Source{}
+	src.SetListError(errors.New("cache down"))
+	p, _ := New(&admission.Config{Source: src})
 	a := &admission.Attributes{Operation: admission.Create, Resource: corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), Namespace: "ns", Name: "c", Object: &corev1.PersistentVolumeClaim{}}
 	err := p.(admission.MutationInterface).Admit(context.Background(), a)
 	if !apierrors.IsForbidden(err) {
@@ -137,7 +141,9 @@ func TestAdmitListErrorIsForbidden(t *testing.T) {
 }
 
 func TestAdmitIgnoresOtherRequests(t *testing.T) {
-	p, _ := New(&admission.Config{Source: &fakeSource{objs: map[schema.GroupVersionResource][]runtime.Object{storageClasses: {class("standard", 0, map[string]string{IsDefaultAnnotation: "true"})}}}})
+	src := &admissiontest.Source{}
+	src.Add(storageClasses, class("standard", 0, map[string]string{IsDefaultAnnotation: "true"}))
+	p, _ := New(&admission.Config{Source: src})
 	m := p.(admission.MutationInterface)
 	if m.Handles(admission.Update) || !m.Handles(admission.Create) {
 		t.Error("the plugin must handle CREATE only, as Kubernetes'")

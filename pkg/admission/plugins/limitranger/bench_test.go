@@ -6,10 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 // BenchmarkAdmitAndValidate is the plugin's share of a pod create in a
@@ -19,7 +18,9 @@ func BenchmarkAdmitAndValidate(b *testing.B) {
 		corev1.LimitRangeItem{Type: corev1.LimitTypeContainer, Default: rl("cpu", "500m", "memory", "512Mi"), DefaultRequest: rl("cpu", "100m", "memory", "128Mi"), Min: rl("cpu", "10m"), Max: rl("memory", "1Gi"), MaxLimitRequestRatio: rl("cpu", "10")},
 		corev1.LimitRangeItem{Type: corev1.LimitTypePod, Max: rl("cpu", "4", "memory", "4Gi")},
 	)
-	p, err := New(&admission.Config{Source: &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{limitRanges: {lr}}}})
+	src := &admissiontest.Source{}
+	src.Add(limitRanges, lr)
+	p, err := New(&admission.Config{Source: src})
 	if err != nil {
 		b.Fatal(err)
 	}

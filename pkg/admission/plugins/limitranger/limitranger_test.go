@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 func rl(kv ...string) corev1.ResourceList {
@@ -30,7 +30,9 @@ func limitRange(name string, items ...corev1.LimitRangeItem) *corev1.LimitRange 
 
 func newPlugin(t *testing.T, lrs ...runtime.Object) *plugin {
 	t.Helper()
-	p, err := New(&admission.Config{Source: &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{limitRanges: lrs}}})
+	src := &admissiontest.Source{}
+	src.Add(limitRanges, lrs...)
+	p, err := New(&admission.Config{Source: src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +374,9 @@ func TestWhichRequestsAreLookedAt(t *testing.T) {
 }
 
 func TestListErrorIsForbidden(t *testing.T) {
-	p, _ := New(&admission.Config{Source: &fakeSource{listErr: errors.New("down")}})
+	src := &admissiontest.Source{}
+	src.SetListError(errors.New("down"))
+	p, _ := New(&admission.Config{Source: src})
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
 	err := p.(admission.MutationInterface).Admit(context.Background(), podAttrs(admission.Create, pod))
 	if want := `pods "p" is forbidden: unable to CREATE /v1, Resource=pods at this time because there was an error enforcing limit ranges`; err == nil || err.Error() != want {

@@ -13,62 +13,30 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
-// fakeSource serves namespaces and pods from maps; stored holds the
-// namespaces only the store (Fetch) has, not yet the cache.
-type fakeSource struct {
-	namespaces map[string]*corev1.Namespace
-	stored     map[string]*corev1.Namespace
-	pods       []*corev1.Pod
-}
-
-func (s *fakeSource) Get(_ context.Context, gvr schema.GroupVersionResource, _, name string) (runtime.Object, error) {
-	if gvr != namespaceGVR {
-		return nil, fmt.Errorf("unexpected get of %v", gvr)
+// source is a Source whose cache and store hold namespaces and pods.
+func source(namespaces map[string]*corev1.Namespace, pods ...*corev1.Pod) *admissiontest.Source {
+	src := &admissiontest.Source{}
+	for _, ns := range namespaces {
+		src.Add(namespaceGVR, ns)
 	}
-	ns, ok := s.namespaces[name]
-	if !ok {
-		return nil, apierrors.NewNotFound(namespacesGR, name)
+	for _, p := range pods {
+		src.Add(podsGVR, p)
 	}
-	return ns, nil
-}
-
-func (s *fakeSource) List(_ context.Context, gvr schema.GroupVersionResource, namespace string) ([]runtime.Object, uint64, error) {
-	if gvr != podsGVR {
-		return nil, 0, fmt.Errorf("unexpected list of %v", gvr)
-	}
-	var out []runtime.Object
-	for _, p := range s.pods {
-		if p.Namespace == namespace {
-			out = append(out, p)
-		}
-	}
-	return out, 1, nil
-}
-
-func (s *fakeSource) Fetch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
-	if ns, ok := s.stored[name]; ok && gvr == namespaceGVR {
-		return ns, nil
-	}
-	return s.Get(ctx, gvr, namespace, name)
-}
-
-func (s *fakeSource) UpdateStatus(context.Context, schema.GroupVersionResource, runtime.Object) (runtime.Object, error) {
-	return nil, fmt.Errorf("podsecurity writes nothing")
+	return src
 }
 
 func namespace(name string, labels map[string]string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 }
 
-func newPlugin(t testing.TB, src *fakeSource) *Plugin {
+func newPlugin(t testing.TB, src admission.Source) *Plugin {
 	t.Helper()
 	p, err := New(&admission.Config{Source: src})
 	if err != nil {
@@ -92,14 +60,14 @@ func podAttrs(op admission.Operation, sub string, pod, old *corev1.Pod) *admissi
 const bareRestricted = `allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")`
 
 func TestPods(t *testing.T) {
-	src := &fakeSource{namespaces: map[string]*corev1.Namespace{
+	src := source(map[string]*corev1.Namespace{
 		"open":       namespace("open", nil),
 		"restricted": namespace("restricted", map[string]string{EnforceLevelLabel: "restricted"}),
 		"baseline-warn-restricted": namespace("baseline-warn-restricted", map[string]string{
 			EnforceLevelLabel: "baseline", WarnLevelLabel: "restricted", AuditLevelLabel: "restricted", AuditVersionLabel: "v1.30",
 		}),
 		"invalid": namespace("invalid", map[string]string{EnforceLevelLabel: "strict"}),
-	}}
+	})
 	hostNet := bare("h", "baseline-warn-restricted")
 	hostNet.Spec.HostNetwork = true
 	withImage := func(p *corev1.Pod, image string) *corev1.Pod {
@@ -211,10 +179,10 @@ func TestPods(t *testing.T) {
 }
 
 func TestPodTemplatesAreWarnedNeverRefused(t *testing.T) {
-	src := &fakeSource{namespaces: map[string]*corev1.Namespace{
+	src := source(map[string]*corev1.Namespace{
 		"restricted": namespace("restricted", map[string]string{EnforceLevelLabel: "restricted"}),
 		"enforced":   namespace("enforced", map[string]string{EnforceLevelLabel: "restricted", WarnLevelLabel: "privileged"}),
-	}}
+	})
 	deploy := func(ns string) *appsv1.Deployment {
 		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "d"},
 			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: bare("", ns).Spec}}}
@@ -256,14 +224,14 @@ func TestNamespaceLabels(t *testing.T) {
 		}
 		return p
 	}
-	src := &fakeSource{pods: []*corev1.Pod{
+	src := source(nil,
 		owned("web-2", "rs1", nil),
 		owned("web-1", "rs1", nil),
 		owned("web-3", "rs1", nil),
 		owned("net", "", func(p *corev1.Pod) { p.Spec.HostNetwork = true }),
 		restrictedPod(func(p *corev1.Pod) { p.Namespace = "ns"; p.Name = "good" }),
 		bare("other-ns", "elsewhere"),
-	}}
+	)
 	tests := []struct {
 		name         string
 		a            *admission.Attributes
@@ -329,9 +297,9 @@ func TestNamespaceLabels(t *testing.T) {
 }
 
 func TestExistingPodsCheckIsBounded(t *testing.T) {
-	src := &fakeSource{}
+	src := &admissiontest.Source{}
 	for i := range MaxPodsToCheck + 5 {
-		src.pods = append(src.pods, bare(fmt.Sprintf("p%04d", i), "ns"))
+		src.Add(podsGVR, bare(fmt.Sprintf("p%04d", i), "ns"))
 	}
 	a := nsAttrs(admission.Update, namespace("ns", map[string]string{EnforceLevelLabel: "restricted"}), namespace("ns", nil))
 	if err := newPlugin(t, src).Validate(context.Background(), a); err != nil {
@@ -348,7 +316,7 @@ func TestExistingPodsCheckIsBounded(t *testing.T) {
 }
 
 func TestHandles(t *testing.T) {
-	p := newPlugin(t, &fakeSource{})
+	p := newPlugin(t, &admissiontest.Source{})
 	if !p.Handles(admission.Create) || !p.Handles(admission.Update) || p.Handles(admission.Delete) || p.Handles(admission.Connect) {
 		t.Error("PodSecurity handles CREATE and UPDATE only")
 	}
@@ -357,9 +325,9 @@ func TestHandles(t *testing.T) {
 // BenchmarkValidateRestrictedPod is the cost of admitting a pod that
 // passes restricted, enforced, audited and warned.
 func BenchmarkValidateRestrictedPod(b *testing.B) {
-	src := &fakeSource{namespaces: map[string]*corev1.Namespace{"ns": namespace("ns", map[string]string{
+	src := source(map[string]*corev1.Namespace{"ns": namespace("ns", map[string]string{
 		EnforceLevelLabel: "restricted", AuditLevelLabel: "restricted", WarnLevelLabel: "restricted",
-	})}}
+	})})
 	p := newPlugin(b, src)
 	pod := restrictedPod()
 	for b.Loop() {
@@ -371,7 +339,7 @@ func BenchmarkValidateRestrictedPod(b *testing.B) {
 
 func TestMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	src := &fakeSource{namespaces: map[string]*corev1.Namespace{"ns": namespace("ns", map[string]string{EnforceLevelLabel: "restricted", AuditLevelLabel: "baseline", AuditVersionLabel: "v1.30"})}}
+	src := source(map[string]*corev1.Namespace{"ns": namespace("ns", map[string]string{EnforceLevelLabel: "restricted", AuditLevelLabel: "baseline", AuditVersionLabel: "v1.30"})})
 	build := func() *Plugin {
 		p, err := New(&admission.Config{Source: src, Metrics: reg})
 		if err != nil {
@@ -401,7 +369,8 @@ pod_security_evaluations_total{decision="deny",mode="enforce",policy_level="rest
 }
 
 func TestANamespaceTheCacheHasNotSeenIsReadFromTheStore(t *testing.T) {
-	src := &fakeSource{stored: map[string]*corev1.Namespace{"new": namespace("new", map[string]string{EnforceLevelLabel: "baseline"})}}
+	src := &admissiontest.Source{}
+	src.AddUncached(namespaceGVR, namespace("new", map[string]string{EnforceLevelLabel: "baseline"}))
 	pod := bare("x", "new")
 	pod.Spec.HostIPC = true
 	err := newPlugin(t, src).Validate(context.Background(), podAttrs(admission.Create, "", pod, nil))

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -40,7 +41,7 @@ func podAttrs(op admission.Operation, pod, old *corev1.Pod) *admission.Attribute
 	return a
 }
 
-func newPlugin(t *testing.T, src *fakeSource) *plugin {
+func newPlugin(t *testing.T, src admission.Source) *plugin {
 	t.Helper()
 	p, err := New(&admission.Config{Source: src})
 	if err != nil {
@@ -123,10 +124,10 @@ func TestAdmitPodCreate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newPlugin(t, &fakeSource{
-				cache: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: tt.classes},
-				store: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: tt.store},
-			})
+			src := &admissiontest.Source{}
+			src.Add(priorityClasses, tt.classes...)
+			src.AddUncached(priorityClasses, tt.store...)
+			p := newPlugin(t, src)
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: tt.spec}
 			err := p.Admit(context.Background(), podAttrs(admission.Create, pod, nil))
 			if tt.wantErr != "" {
@@ -146,7 +147,7 @@ func TestAdmitPodCreate(t *testing.T) {
 }
 
 func TestAdmitPodUpdateKeepsStoredPriority(t *testing.T) {
-	p := newPlugin(t, &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: {high}}})
+	p := newPlugin(t, cached(high))
 	old := &corev1.Pod{Spec: corev1.PodSpec{PriorityClassName: "high", Priority: i32(1000), PreemptionPolicy: policy(corev1.PreemptLowerPriority)}}
 	pod := &corev1.Pod{Spec: corev1.PodSpec{PriorityClassName: "high"}}
 	if err := p.Admit(context.Background(), podAttrs(admission.Update, pod, old)); err != nil {
@@ -166,7 +167,7 @@ func TestAdmitPodUpdateKeepsStoredPriority(t *testing.T) {
 }
 
 func TestAdmitIgnoresSubresourcesAndOtherResources(t *testing.T) {
-	p := newPlugin(t, &fakeSource{})
+	p := newPlugin(t, &admissiontest.Source{})
 	pod := &corev1.Pod{Spec: corev1.PodSpec{PriorityClassName: "nope"}}
 	a := podAttrs(admission.Create, pod, nil)
 	a.Subresource = "binding"
@@ -208,7 +209,7 @@ func TestValidatePriorityClass(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newPlugin(t, &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: tt.classes}})
+			p := newPlugin(t, cached(tt.classes...))
 			a := &admission.Attributes{Operation: tt.op, Resource: priorityClasses, Name: tt.obj.Name, Object: tt.obj}
 			err := p.Validate(context.Background(), a)
 			if tt.wantErr == "" {
@@ -228,7 +229,7 @@ func TestValidatePriorityClass(t *testing.T) {
 // reinvocation: a second run must accept what the first set.
 func TestAdmitTwiceIsAdmitOnce(t *testing.T) {
 	for _, name := range []string{"", "batch"} {
-		p := newPlugin(t, &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{priorityClasses: {batch, defaultLower}}})
+		p := newPlugin(t, cached(batch, defaultLower))
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{PriorityClassName: name}}
 		if err := p.Admit(context.Background(), podAttrs(admission.Create, pod, nil)); err != nil {
 			t.Fatal(err)

@@ -2,8 +2,8 @@ package resourcequota
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -18,91 +18,39 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kplane/kplane/pkg/admission"
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
-// fakeSource holds resource quotas; UpdateStatus checks resourceVersions
-// as the store does. With stale set, List serves the quotas as they were
-// when the source was built, as a cache that has not caught up.
+// fakeSource is the shared fake holding resource quotas, and with
+// conflictAlways set a store where every status write conflicts.
 type fakeSource struct {
-	mu       sync.Mutex
-	rv       int
-	quotas   map[string]*corev1.ResourceQuota
-	snapshot []runtime.Object
-	stale    bool
-	writes   int
-	// conflictAlways makes every UpdateStatus a conflict.
+	admissiontest.Source
 	conflictAlways bool
 }
 
 func newSource(quotas ...*corev1.ResourceQuota) *fakeSource {
-	s := &fakeSource{quotas: map[string]*corev1.ResourceQuota{}}
+	s := &fakeSource{}
 	for _, q := range quotas {
-		s.rv++
-		q = q.DeepCopy()
-		q.ResourceVersion = strconv.Itoa(s.rv)
-		s.quotas[q.Namespace+"/"+q.Name] = q
-		s.snapshot = append(s.snapshot, q.DeepCopy())
+		s.Add(quotasGVR, q)
 	}
 	return s
 }
 
-func (s *fakeSource) Get(_ context.Context, _ schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
-	return s.Fetch(context.Background(), quotasGVR, namespace, name)
+func (s *fakeSource) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, obj runtime.Object) (runtime.Object, error) {
+	if s.conflictAlways {
+		return nil, apierrors.NewConflict(gvr.GroupResource(), obj.(*corev1.ResourceQuota).Name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	return s.Source.UpdateStatus(ctx, gvr, obj)
 }
 
-func (s *fakeSource) List(_ context.Context, gvr schema.GroupVersionResource, namespace string) ([]runtime.Object, uint64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if gvr != quotasGVR {
-		return nil, 0, fmt.Errorf("unexpected list of %v", gvr)
-	}
-	if s.stale {
-		return s.snapshot, 1, nil
-	}
-	var out []runtime.Object
-	for _, q := range s.quotas {
-		if q.Namespace == namespace {
-			out = append(out, q.DeepCopy())
-		}
-	}
-	return out, uint64(s.rv), nil
-}
-
-func (s *fakeSource) Fetch(_ context.Context, _ schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q, ok := s.quotas[namespace+"/"+name]
-	if !ok {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "resourcequotas"}, name)
-	}
-	return q.DeepCopy(), nil
-}
-
-func (s *fakeSource) UpdateStatus(_ context.Context, _ schema.GroupVersionResource, obj runtime.Object) (runtime.Object, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := obj.(*corev1.ResourceQuota)
-	cur, ok := s.quotas[q.Namespace+"/"+q.Name]
-	if !ok {
-		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "resourcequotas"}, q.Name)
-	}
-	if s.conflictAlways || cur.ResourceVersion != q.ResourceVersion {
-		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "resourcequotas"}, q.Name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
-	}
-	s.rv++
-	next := cur.DeepCopy()
-	next.Status = *q.Status.DeepCopy()
-	next.ResourceVersion = strconv.Itoa(s.rv)
-	s.quotas[q.Namespace+"/"+q.Name] = next
-	s.writes++
-	return next.DeepCopy(), nil
-}
-
+// used is the stored status.used of quota name in namespace ns.
 func (s *fakeSource) used(t testing.TB, name string) map[string]string {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strs(s.quotas["ns/"+name].Status.Used)
+	obj, err := s.Fetch(context.Background(), quotasGVR, "ns", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strs(obj.(*corev1.ResourceQuota).Status.Used)
 }
 
 func list(m map[string]string) corev1.ResourceList {
@@ -413,8 +361,8 @@ func TestValidate(t *testing.T) {
 					t.Errorf("message:\n got %s\nwant %s", err, tt.wantErr)
 				}
 			}
-			if tt.noWrite && src.writes != 0 {
-				t.Errorf("wrote quota status %d times, want none", src.writes)
+			if tt.noWrite && len(src.Updates()) != 0 {
+				t.Errorf("wrote quota status %d times, want none", len(src.Updates()))
 			}
 			if tt.wantUsed != nil {
 				if diff := cmp.Diff(tt.wantUsed, src.used(t, "q")); diff != "" {
@@ -457,7 +405,7 @@ func TestConcurrentCreatesCannotBothUseTheLastPod(t *testing.T) {
 		t.Run(fmt.Sprintf("%d servers", servers), func(t *testing.T) {
 			for round := range 50 {
 				src := newSource(rq("q", map[string]string{"pods": "1"}, map[string]string{"pods": "0"}))
-				src.stale = servers == 2
+				src.SetLagging(servers == 2)
 				plugins := []*Plugin{plugin(t, src), plugin(t, src)}
 				if servers == 1 {
 					plugins[1] = plugins[0]
@@ -502,7 +450,7 @@ func TestSequentialCreatesUseWhatThePluginWrote(t *testing.T) {
 	// The cache never catches up: the plugin must charge on top of its own
 	// writes, not on the cache's stale copy.
 	src := newSource(rq("q", map[string]string{"pods": "2"}, map[string]string{"pods": "0"}))
-	src.stale = true
+	src.SetLagging(true)
 	p := plugin(t, src)
 	for i := range 2 {
 		if err := p.Validate(context.Background(), attrs(admission.Create, "pods", "", pod(fmt.Sprintf("p%d", i)), nil)); err != nil {
@@ -513,8 +461,8 @@ func TestSequentialCreatesUseWhatThePluginWrote(t *testing.T) {
 	if err == nil || err.Error() != `pods "p2" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2` {
 		t.Fatalf("third create: %v", err)
 	}
-	if src.writes != 2 {
-		t.Errorf("%d writes, want 2", src.writes)
+	if len(src.Updates()) != 2 {
+		t.Errorf("%d writes, want 2", len(src.Updates()))
 	}
 }
 

@@ -39,10 +39,6 @@ func newPlugin(t *testing.T, src *fakeSource) *plugin {
 	return pl
 }
 
-func cached(objs ...runtime.Object) *fakeSource {
-	return &fakeSource{cache: map[schema.GroupVersionResource][]runtime.Object{serviceAccounts: objs}}
-}
-
 func attrs(op admission.Operation, pod *corev1.Pod) *admission.Attributes {
 	return &admission.Attributes{Operation: op, Resource: corev1.SchemeGroupVersion.WithResource("pods"), Kind: corev1.SchemeGroupVersion.WithKind("Pod"), Namespace: "ns", Name: pod.Name, Object: pod}
 }
@@ -315,7 +311,8 @@ func TestMirrorPodIsNotChanged(t *testing.T) {
 }
 
 func TestAServiceAccountTheCacheLacksIsFetched(t *testing.T) {
-	src := &fakeSource{store: map[schema.GroupVersionResource][]runtime.Object{serviceAccounts: {sa("builder", func(s *corev1.ServiceAccount) { s.AutomountServiceAccountToken = boolp(false) })}}}
+	src := &fakeSource{}
+	src.AddUncached(serviceAccounts, sa("builder", func(s *corev1.ServiceAccount) { s.AutomountServiceAccountToken = boolp(false) }))
 	p := newPlugin(t, src)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{ServiceAccountName: "builder"}}
 	if err := p.Admit(context.Background(), attrs(admission.Create, pod)); err != nil {
@@ -341,7 +338,7 @@ func TestDefaultServiceAccountIsRetried(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := &fakeSource{appearAt: tt.appearAt}
 				if tt.appearAt > 0 {
-					src.store = map[schema.GroupVersionResource][]runtime.Object{serviceAccounts: {sa(tt.account)}}
+					src.later = []runtime.Object{sa(tt.account)}
 				}
 				p := newPlugin(t, src)
 				p.retryInterval = func() time.Duration { return 150 * time.Millisecond }
@@ -353,7 +350,7 @@ func TestDefaultServiceAccountIsRetried(t *testing.T) {
 				}
 				// Admit validates as well, which finds the account in the
 				// cache no more than Admit did: count Admit's own lookups.
-				if got := src.fetchCount(); tt.wantErr && got != tt.wantFetches || !tt.wantErr && got < tt.wantFetches {
+				if got := src.Fetches(); tt.wantErr && got != tt.wantFetches || !tt.wantErr && got < tt.wantFetches {
 					t.Errorf("fetches = %d, want %d", got, tt.wantFetches)
 				}
 				if elapsed := time.Since(start); elapsed != tt.wantElapsed {

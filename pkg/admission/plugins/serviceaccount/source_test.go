@@ -2,81 +2,39 @@ package serviceaccount
 
 import (
 	"context"
-	"errors"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kplane/kplane/pkg/admission/admissiontest"
 )
 
-// fakeSource is an admission.Source: cache is what Get and List see, store
-// what Fetch sees in addition (objects the cache has not caught up with).
+// fakeSource is the shared fake, and ServiceAccounts that reach the store
+// only at the appearAt-th Fetch: created while the plugin retries.
 type fakeSource struct {
-	cache   map[schema.GroupVersionResource][]runtime.Object
-	store   map[schema.GroupVersionResource][]runtime.Object
-	listErr error
+	admissiontest.Source
 
-	// appearAt, when positive, makes the store's objects visible from the
-	// appearAt-th Fetch on (an object created while the plugin retries).
+	mu       sync.Mutex
+	fetches  int
 	appearAt int
-
-	mu      sync.Mutex
-	fetches int
+	later    []runtime.Object
 }
 
-func find(objs []runtime.Object, ns, name string) runtime.Object {
-	for _, o := range objs {
-		m, _ := meta.Accessor(o)
-		if m.GetNamespace() == ns && m.GetName() == name {
-			return o
-		}
-	}
-	return nil
+// cached is a source whose cache and store hold objs.
+func cached(objs ...runtime.Object) *fakeSource {
+	src := &fakeSource{}
+	src.Add(serviceAccounts, objs...)
+	return src
 }
 
-func (s *fakeSource) Get(_ context.Context, gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error) {
-	if o := find(s.cache[gvr], ns, name); o != nil {
-		return o, nil
-	}
-	return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
-}
-
-func (s *fakeSource) List(_ context.Context, gvr schema.GroupVersionResource, ns string) ([]runtime.Object, uint64, error) {
-	if s.listErr != nil {
-		return nil, 0, s.listErr
-	}
-	var out []runtime.Object
-	for _, o := range s.cache[gvr] {
-		m, _ := meta.Accessor(o)
-		if ns == "" || m.GetNamespace() == ns {
-			out = append(out, o)
-		}
-	}
-	return out, 1, nil
-}
-
-func (s *fakeSource) Fetch(_ context.Context, gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error) {
+func (s *fakeSource) Fetch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
 	s.mu.Lock()
 	s.fetches++
-	n := s.fetches
+	if s.fetches >= s.appearAt && s.later != nil {
+		s.AddUncached(serviceAccounts, s.later...)
+		s.later = nil
+	}
 	s.mu.Unlock()
-	if o := find(s.cache[gvr], ns, name); o != nil {
-		return o, nil
-	}
-	if o := find(s.store[gvr], ns, name); o != nil && n >= s.appearAt {
-		return o, nil
-	}
-	return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
-}
-
-func (s *fakeSource) UpdateStatus(context.Context, schema.GroupVersionResource, runtime.Object) (runtime.Object, error) {
-	return nil, errors.New("not supported")
-}
-
-func (s *fakeSource) fetchCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fetches
+	return s.Source.Fetch(ctx, gvr, namespace, name)
 }
