@@ -743,8 +743,14 @@ func (f *follower) listAndWatch(ctx context.Context) error {
 		if ev.Object == nil || ev.Type == watch.Bookmark {
 			continue
 		}
-		res.setKind(ev.Object)
-		m := accessor(ev.Object)
+		obj := ev.Object
+		if obj.GetObjectKind().GroupVersionKind() != res.info.GVK {
+			// Watch events share their objects with the store and other
+			// watchers: never change them.
+			obj = obj.DeepCopyObject()
+			res.setKind(obj)
+		}
+		m := accessor(obj)
 		ns, name := m.GetNamespace(), m.GetName()
 		f.mu.Lock()
 		if ev.Type == watch.Deleted {
@@ -753,7 +759,7 @@ func (f *follower) listAndWatch(ctx context.Context) error {
 			if f.objs[ns] == nil {
 				f.objs[ns] = map[string]runtime.Object{}
 			}
-			f.objs[ns][name] = ev.Object
+			f.objs[ns][name] = obj
 		}
 		delete(f.lists, ns)
 		delete(f.lists, "\x00")
