@@ -275,3 +275,15 @@ func TestServiceAccountAdmissionOnlyWhenEnabled(t *testing.T) {
 		t.Fatalf("the token volume is not mounted: %+v %+v", got.Spec.Volumes, got.Spec.Containers[0].VolumeMounts)
 	}
 }
+
+func TestAdmissionSeesBindings(t *testing.T) {
+	e, p := newAdmissionEnv(t)
+	e.mustCreate(podPath("default", ""), testPod("p", nil), nil)
+	p.take()
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}}
+	e.do(http.MethodPost, podPath("default", "p")+"/binding", b).expect(t, http.StatusCreated, "")
+	seen := p.take()
+	if len(seen) < 2 || seen[0] != "admit CREATE Binding pods/binding v1 default/p obj=*v1.Binding old=- dry=false opts=*v1.CreateOptions user=system:anonymous" {
+		t.Fatalf("the chain saw %q", seen)
+	}
+}
