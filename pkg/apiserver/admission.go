@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,6 +299,29 @@ func (s *Server) validateScale(ctx context.Context, q *request, a *admission.Att
 	}
 	a.Object, a.OldObject = scale, old
 	return s.admission.Validate(ctx, a)
+}
+
+// admitSubresourceCreate runs both chains on obj, of kind, created
+// through the subresource sub of q's object (a pods/binding Binding, a
+// serviceaccounts/token TokenRequest), answering their warnings on w. It
+// returns obj as the mutating plugins left it.
+func admitSubresourceCreate[T runtime.Object](s *Server, w http.ResponseWriter, r *http.Request, q *request, sub string, kind schema.GroupVersionKind, obj T, opts writeOptions) (T, error) {
+	ctx := r.Context()
+	a := s.newAttributes(ctx, q.res, sub, admission.Create, obj, nil, newWriteAdmission(opts).options(admission.Create), opts.dryRun)
+	a.Kind = kind
+	a.Name, a.Namespace = q.name, q.namespace
+	defer func() {
+		recordAnnotations(ctx, a)
+		addWarnings(w, a.Warnings())
+	}()
+	if err := s.admission.Admit(ctx, a); err != nil {
+		return obj, err
+	}
+	out, ok := a.Object.(T)
+	if !ok {
+		return obj, apierrors.NewInternalError(fmt.Errorf("admission made a %T of a %s", a.Object, kind.Kind))
+	}
+	return out, s.admission.Validate(ctx, a)
 }
 
 // admitDelete runs admission on the delete of cur (both chains, with the

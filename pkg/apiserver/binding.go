@@ -9,8 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/kplane/kplane/pkg/admission"
 )
 
 var bindingGVK = corev1.SchemeGroupVersion.WithKind("Binding")
@@ -58,21 +56,7 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, q *request
 	}
 	// Admission sees the Binding, as in Kubernetes (webhooks may match
 	// pods/binding).
-	a := s.newAttributes(r.Context(), q.res, "binding", admission.Create, b, nil, newWriteAdmission(opts).options(admission.Create), opts.dryRun)
-	a.Kind = bindingGVK
-	err = s.admission.Admit(r.Context(), a)
-	if err == nil {
-		var ok bool
-		if b, ok = a.Object.(*corev1.Binding); !ok {
-			err = apierrors.NewInternalError(fmt.Errorf("admission made a %T of a Binding", a.Object))
-		}
-	}
-	if err == nil {
-		err = s.admission.Validate(r.Context(), a)
-	}
-	recordAnnotations(r.Context(), a)
-	addWarnings(w, a.Warnings())
-	if err != nil {
+	if b, err = admitSubresourceCreate(s, w, r, q, "binding", bindingGVK, b, opts); err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
 	}

@@ -59,6 +59,10 @@ func (s *Server) serveTokenRequest(w http.ResponseWriter, r *http.Request, q *re
 		s.writeError(w, r, apierrors.NewInvalid(tokenRequestGVK.GroupKind(), q.name, errs))
 		return
 	}
+	if tr, err = admitSubresourceCreate(s, w, r, q, "token", tokenRequestGVK, tr, opts); err != nil {
+		s.writeErrorFor(w, r, err, q.gr(), q.name)
+		return
+	}
 	ctx := r.Context()
 	get := storeGetter{s: s, consistent: true} // as kube-apiserver, from storage
 	sa, err := get.GetServiceAccount(ctx, q.namespace, q.name)
