@@ -361,20 +361,32 @@ func (o admissionObjects) ConvertTo(obj runtime.Object, gvk schema.GroupVersionK
 
 func (o admissionObjects) EquivalentResources(gvr schema.GroupVersionResource, subresource string) []admission.Equivalent {
 	var out []admission.Equivalent
-	for _, r := range o.s.servedResources() {
-		gv := r.info.GroupVersionResource()
-		if gv.Group != gvr.Group || gv.Resource != gvr.Resource || gv == gvr {
+	set := o.s.served.Load()
+	for _, v := range set.groups {
+		if v.Group != gvr.Group || v.Version == gvr.Version {
 			continue
 		}
+		r := set.byGVR[v.WithResource(gvr.Resource)]
+		if r == nil {
+			continue
+		}
+		gv := r.info.GroupVersionResource()
 		kind := r.info.GVK
-		switch {
-		case subresource == "scale":
-			if !hasSubresource(r, "scale") {
+		switch subresource {
+		case "":
+		case "scale":
+			if !r.info.Scale {
 				continue
 			}
 			kind = scaleGVK
-		case subresource != "" && !hasSubresource(r, subresource):
-			continue
+		case "status":
+			if !r.info.Status {
+				continue
+			}
+		default:
+			if !hasSubresource(r, subresource) {
+				continue
+			}
 		}
 		out = append(out, admission.Equivalent{Resource: gv, Kind: kind})
 	}
@@ -398,7 +410,14 @@ func (r admissionResolver) Served() []admission.ServedResource {
 	for _, res := range r.s.servedResources() {
 		gvr := res.info.GroupVersionResource()
 		out = append(out, admission.ServedResource{Resource: gvr, Kind: res.info.GVK, Namespaced: res.info.Namespaced})
-		for _, sub := range extraSubresources(res) {
+		subs := extraSubresources(res)
+		if res.info.Status {
+			subs = append([]string{"status"}, subs...)
+		}
+		if res.info.Scale {
+			subs = append(subs, "scale")
+		}
+		for _, sub := range subs {
 			kind := res.info.GVK
 			if sub == "scale" {
 				kind = scaleGVK

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kplane/kplane/pkg/admission"
 )
@@ -285,5 +286,39 @@ func TestAdmissionSeesBindings(t *testing.T) {
 	seen := p.take()
 	if len(seen) < 2 || seen[0] != "admit CREATE Binding pods/binding v1 default/p obj=*v1.Binding old=- dry=false opts=*v1.CreateOptions user=system:anonymous" {
 		t.Fatalf("the chain saw %q", seen)
+	}
+}
+
+func TestAdmissionEquivalentResourcesAreTheOtherServedVersions(t *testing.T) {
+	e := newTestEnv(t)
+	v2 := schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
+	o := admissionObjects{s: e.server, res: e.server.lookup(v2)}
+	got := o.EquivalentResources(v2, "")
+	if len(got) != 1 || got[0].Resource.Version != "v1" || got[0].Kind.Kind != "HorizontalPodAutoscaler" {
+		t.Fatalf("equivalents of %s = %+v", v2, got)
+	}
+	if got := o.EquivalentResources(v2, "status"); len(got) != 1 || got[0].Resource.Version != "v1" {
+		t.Fatalf("equivalents of %s/status = %+v", v2, got)
+	}
+	if got := o.EquivalentResources(corev1.SchemeGroupVersion.WithResource("pods"), ""); len(got) != 0 {
+		t.Fatalf("pods have equivalents %+v", got)
+	}
+}
+
+func TestAdmissionResolverListsSubresources(t *testing.T) {
+	e := newTestEnv(t)
+	seen := map[string]schema.GroupVersionKind{}
+	for _, sr := range (admissionResolver{e.server}).Served() {
+		seen[sr.Resource.String()+"/"+sr.Subresource] = sr.Kind
+	}
+	deploy := "apps/v1, Resource=deployments/"
+	if _, ok := seen[deploy]; !ok {
+		t.Fatalf("deployments missing: %v", seen)
+	}
+	if k := seen[deploy+"status"]; k.Kind != "Deployment" {
+		t.Fatalf("deployments/status kind %v", k)
+	}
+	if k := seen[deploy+"scale"]; k != scaleGVK {
+		t.Fatalf("deployments/scale kind %v", k)
 	}
 }
