@@ -47,7 +47,7 @@ func match(t *testing.T, authz authorization.Authorizer, conds ...admissionregis
 	}
 	a := podAttrs()
 	inv := admission.Invocation{Resource: a.Resource, Kind: a.Kind}
-	return m.Match(context.Background(), a, a.Object, nil, AdmissionRequest(a, inv))
+	return m.Match(context.Background(), a, a.Object, nil, admission.NewRequest(a, inv))
 }
 
 func TestMatchConditionsAsKubernetes(t *testing.T) {
@@ -289,7 +289,7 @@ func TestObjectValue(t *testing.T) {
 func TestRequestValueIsTheJSONForm(t *testing.T) {
 	for _, a := range []*admission.Attributes{podAttrs(), {Operation: admission.Delete, Kind: corev1.SchemeGroupVersion.WithKind("Node"),
 		Resource: corev1.SchemeGroupVersion.WithResource("nodes"), Subresource: "status", DryRun: true}} {
-		req := AdmissionRequest(a, admission.Invocation{Resource: a.Resource, Subresource: a.Subresource, Kind: a.Kind})
+		req := admission.NewRequest(a, admission.Invocation{Resource: a.Resource, Subresource: a.Subresource, Kind: a.Kind})
 		plain := *req
 		plain.Options = runtime.RawExtension{}
 		want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&plain)

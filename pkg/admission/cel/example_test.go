@@ -31,7 +31,7 @@ func ExampleNewConditionCompiler() {
 		User: &authentication.User{Name: "alice"},
 	}
 	inv := admission.Invocation{Resource: a.Resource, Kind: a.Kind}
-	matched, failed, err := m.Match(context.Background(), a, pod, nil, admissioncel.AdmissionRequest(a, inv))
+	matched, failed, err := m.Match(context.Background(), a, pod, nil, admission.NewRequest(a, inv))
 	fmt.Println(matched, failed, err)
 	// Output:
 	// false labelled <nil>

@@ -6,47 +6,11 @@ import (
 	"reflect"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/kplane/kplane/pkg/admission"
 )
-
-// AdmissionRequest returns the AdmissionRequest Kubernetes builds for the
-// CEL expressions of a request a matched as inv (the resource and kind a
-// rule named, which an equivalent match makes differ from a's own). Its
-// object, oldObject and uid are not set: expressions read the objects as
-// variables of their own.
-func AdmissionRequest(a *admission.Attributes, inv admission.Invocation) *admissionv1.AdmissionRequest {
-	dryRun := a.DryRun
-	req := &admissionv1.AdmissionRequest{
-		Kind:               metav1.GroupVersionKind{Group: inv.Kind.Group, Version: inv.Kind.Version, Kind: inv.Kind.Kind},
-		Resource:           metav1.GroupVersionResource{Group: inv.Resource.Group, Version: inv.Resource.Version, Resource: inv.Resource.Resource},
-		SubResource:        inv.Subresource,
-		RequestKind:        &metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind},
-		RequestResource:    &metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource},
-		RequestSubResource: a.Subresource,
-		Name:               a.Name,
-		Namespace:          a.Namespace,
-		Operation:          admissionv1.Operation(a.Operation),
-		DryRun:             &dryRun,
-		Options:            runtime.RawExtension{Object: a.Options},
-	}
-	if u := a.User; u != nil {
-		req.UserInfo.Username, req.UserInfo.UID = u.Name, u.UID
-		req.UserInfo.Groups = u.Groups
-		if len(u.Extra) > 0 {
-			req.UserInfo.Extra = map[string]authenticationv1.ExtraValue{}
-			for k, v := range u.Extra {
-				req.UserInfo.Extra[k] = v
-			}
-		}
-	}
-	return req
-}
 
 // RequestValue returns req as the request variable shows it, as
 // Kubernetes converts it: its JSON form (fields that are empty and omitted

@@ -416,7 +416,7 @@ func (r *request) objects(inv admission.Invocation) (*objectValues, error) {
 			}
 		}
 	}
-	ov := &objectValues{inv: inv, request: admissioncel.RequestValue(admissioncel.AdmissionRequest(a, inv))}
+	ov := &objectValues{inv: inv, request: admissioncel.RequestValue(admission.NewRequest(a, inv))}
 	m, err := admissioncel.ObjectValue(obj, inv.Kind)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionv1beta1 "k8s.io/api/admission/v1beta1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -102,31 +101,9 @@ func viewOf(a *admission.Attributes, obj runtime.Object, kind schema.GroupVersio
 // newRequest is the AdmissionRequest a webhook receives for a, seen as
 // inv; uid identifies the call.
 func newRequest(a *admission.Attributes, inv admission.Invocation, v *view, uid types.UID) *admissionv1.AdmissionRequest {
-	user := authenticationv1.UserInfo{Extra: map[string]authenticationv1.ExtraValue{}}
-	if a.User != nil {
-		user.Username = a.User.Name
-		user.UID = a.User.UID
-		user.Groups = a.User.Groups
-		for k, val := range a.User.Extra {
-			user.Extra[k] = authenticationv1.ExtraValue(val)
-		}
-	}
-	dryRun := a.DryRun
-	r := &admissionv1.AdmissionRequest{
-		UID:                uid,
-		Kind:               metav1.GroupVersionKind{Group: inv.Kind.Group, Version: inv.Kind.Version, Kind: inv.Kind.Kind},
-		Resource:           metav1.GroupVersionResource{Group: inv.Resource.Group, Version: inv.Resource.Version, Resource: inv.Resource.Resource},
-		SubResource:        inv.Subresource,
-		RequestKind:        &metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind},
-		RequestResource:    &metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource},
-		RequestSubResource: a.Subresource,
-		Name:               a.Name,
-		Namespace:          a.Namespace,
-		Operation:          admissionv1.Operation(a.Operation),
-		UserInfo:           user,
-		DryRun:             &dryRun,
-		Options:            runtime.RawExtension{Object: optionsWithKind(a.Options)},
-	}
+	r := admission.NewRequest(a, inv)
+	r.UID = uid
+	r.Options = runtime.RawExtension{Object: optionsWithKind(a.Options)}
 	if v != nil {
 		r.Object = runtime.RawExtension{Raw: v.objectJSON, Object: v.object}
 		r.OldObject = runtime.RawExtension{Raw: v.oldJSON, Object: v.oldObject}
