@@ -130,6 +130,36 @@ func TestMetrics(t *testing.T) {
 	})
 }
 
+// The unfinished-work gauges are refreshed at the queue's construction time
+// plus whole periods, as client-go's ticker started by its constructor is,
+// although kplane starts its timer goroutine only on first use.
+func TestMetricsRefreshOnConstructionPhase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := clocktesting.NewFakeClock(time.Unix(1000, 0))
+		m := &fakeMetrics{}
+		q, err := NewRateLimiting(RateLimitingConfig[string]{
+			Config: Config{Name: "test", Metrics: m, Clock: fc, MetricsUpdatePeriod: time.Second},
+		})
+		mustNoErr(t, err)
+		defer q.ShutDown()
+
+		fc.Step(1300 * time.Millisecond)
+		q.Add("a")
+		q.Get() // starts the timer goroutine 300ms into a period
+		synctest.Wait()
+		fc.Step(700 * time.Millisecond) // the refresh at construction + 2s
+		synctest.Wait()
+		if v, _ := m.snapshot(); v["unfinished"] != 0.7 {
+			t.Fatalf("unfinished after 700ms of work = %v, want 0.7, refreshed at construction + 2s", v["unfinished"])
+		}
+		fc.Step(time.Second)
+		synctest.Wait()
+		if v, _ := m.snapshot(); v["longest"] != 1.7 {
+			t.Fatalf("longest = %v, want 1.7 one period later", v["longest"])
+		}
+	})
+}
+
 func TestNoMetricsWithoutProvider(t *testing.T) {
 	q, err := New[string](Config{Name: "unmetered"})
 	mustNoErr(t, err)

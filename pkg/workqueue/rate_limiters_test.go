@@ -173,6 +173,31 @@ func TestMaxOfLimiter(t *testing.T) {
 	}
 }
 
+// The max-wait limiter is client-go's WithMaxWaitRateLimiter: the wrapped
+// limiter's delays, capped; its failures, untouched by the cap.
+func TestMaxWaitLimiter(t *testing.T) {
+	ms := time.Millisecond
+	exp, err := NewExponentialLimiter[string](ExponentialConfig{Base: ms, Max: time.Hour})
+	mustNoErr(t, err)
+	l, err := NewMaxWaitLimiter(MaxWaitConfig[string]{Limiter: exp, Max: 5 * ms})
+	mustNoErr(t, err)
+	if diff := cmp.Diff([]time.Duration{ms, 2 * ms, 4 * ms, 5 * ms, 5 * ms}, whens[string](l, "a", 5)); diff != "" {
+		t.Errorf("delays (-want +got):\n%s", diff)
+	}
+	if n := l.NumRequeues("a"); n != 5 {
+		t.Errorf("NumRequeues = %d, want the wrapped limiter's 5", n)
+	}
+	l.Forget("a")
+	if n := exp.NumRequeues("a"); n != 0 {
+		t.Errorf("Forget did not reach the wrapped limiter: %d failures left", n)
+	}
+	zero, err := NewMaxWaitLimiter(MaxWaitConfig[string]{Limiter: exp})
+	mustNoErr(t, err)
+	if d := zero.When("b"); d != 0 {
+		t.Errorf("a zero cap gave %v, want 0", d)
+	}
+}
+
 func TestDefaultControllerRateLimiter(t *testing.T) {
 	l := DefaultControllerRateLimiter[string]()
 	ms := time.Millisecond
@@ -212,6 +237,8 @@ func TestLimiterConfigErrors(t *testing.T) {
 		{"negative burst", second(NewBucketLimiter[string](BucketConfig{Burst: -1}))},
 		{"no limiters", second(NewMaxOfLimiter[string]())},
 		{"nil limiter", second(NewMaxOfLimiter[string](DefaultControllerRateLimiter[string](), nil))},
+		{"max-wait without limiter", second(NewMaxWaitLimiter(MaxWaitConfig[string]{Max: time.Second}))},
+		{"negative max wait", second(NewMaxWaitLimiter(MaxWaitConfig[string]{Limiter: DefaultControllerRateLimiter[string](), Max: -1}))},
 	}
 	for _, tt := range tests {
 		if tt.err == nil {
