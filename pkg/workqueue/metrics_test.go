@@ -83,15 +83,23 @@ func (m *fakeMetrics) snapshot() (map[string]float64, map[string][]float64) {
 	return v, o
 }
 
+// newMetricsQueue returns a rate-limiting queue named "test" on a fake
+// clock, with its metrics refreshed every second into m.
+func newMetricsQueue(t *testing.T) (*clocktesting.FakeClock, *fakeMetrics, *RateLimitingQueue[string]) {
+	t.Helper()
+	fc := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	m := &fakeMetrics{}
+	q, err := NewRateLimiting(RateLimitingConfig[string]{
+		Config: Config{Name: "test", Metrics: m, Clock: fc, MetricsUpdatePeriod: time.Second},
+	})
+	mustNoErr(t, err)
+	t.Cleanup(q.ShutDown)
+	return fc, m, q
+}
+
 func TestMetrics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fc := clocktesting.NewFakeClock(time.Unix(1000, 0))
-		m := &fakeMetrics{}
-		q, err := NewRateLimiting(RateLimitingConfig[string]{
-			Config: Config{Name: "test", Metrics: m, Clock: fc, MetricsUpdatePeriod: time.Second},
-		})
-		mustNoErr(t, err)
-		defer q.ShutDown()
+		fc, m, q := newMetricsQueue(t)
 
 		q.Add("a")
 		q.Add("a") // deduplicated: not counted
@@ -135,13 +143,7 @@ func TestMetrics(t *testing.T) {
 // although kplane starts its timer goroutine only on first use.
 func TestMetricsRefreshOnConstructionPhase(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fc := clocktesting.NewFakeClock(time.Unix(1000, 0))
-		m := &fakeMetrics{}
-		q, err := NewRateLimiting(RateLimitingConfig[string]{
-			Config: Config{Name: "test", Metrics: m, Clock: fc, MetricsUpdatePeriod: time.Second},
-		})
-		mustNoErr(t, err)
-		defer q.ShutDown()
+		fc, m, q := newMetricsQueue(t)
 
 		fc.Step(1300 * time.Millisecond)
 		q.Add("a")

@@ -50,6 +50,18 @@ func whens[T comparable](l RateLimiter[T], item T, n int) []time.Duration {
 	return out
 }
 
+// mustWhens calls When for item once per delay in want, expecting those
+// delays and then as many failures counted.
+func mustWhens(t *testing.T, l RateLimiter[string], item string, want []time.Duration) {
+	t.Helper()
+	if diff := cmp.Diff(want, whens(l, item, len(want))); diff != "" {
+		t.Errorf("delays (-want +got):\n%s", diff)
+	}
+	if n := l.NumRequeues(item); n != len(want) {
+		t.Errorf("NumRequeues = %d, want %d", n, len(want))
+	}
+}
+
 func TestExponentialLimiter(t *testing.T) {
 	ms := time.Millisecond
 	l, err := NewExponentialLimiter[string](ExponentialConfig{Base: ms, Max: 10 * ms})
@@ -181,12 +193,7 @@ func TestMaxWaitLimiter(t *testing.T) {
 	mustNoErr(t, err)
 	l, err := NewMaxWaitLimiter(MaxWaitConfig[string]{Limiter: exp, Max: 5 * ms})
 	mustNoErr(t, err)
-	if diff := cmp.Diff([]time.Duration{ms, 2 * ms, 4 * ms, 5 * ms, 5 * ms}, whens[string](l, "a", 5)); diff != "" {
-		t.Errorf("delays (-want +got):\n%s", diff)
-	}
-	if n := l.NumRequeues("a"); n != 5 {
-		t.Errorf("NumRequeues = %d, want the wrapped limiter's 5", n)
-	}
+	mustWhens(t, l, "a", []time.Duration{ms, 2 * ms, 4 * ms, 5 * ms, 5 * ms})
 	l.Forget("a")
 	if n := exp.NumRequeues("a"); n != 0 {
 		t.Errorf("Forget did not reach the wrapped limiter: %d failures left", n)
@@ -202,12 +209,7 @@ func TestDefaultControllerRateLimiter(t *testing.T) {
 	l := DefaultControllerRateLimiter[string]()
 	ms := time.Millisecond
 	// Far inside the bucket's burst, the exponential backoff decides.
-	if diff := cmp.Diff([]time.Duration{5 * ms, 10 * ms, 20 * ms, 40 * ms}, whens(l, "a", 4)); diff != "" {
-		t.Errorf("delays (-want +got):\n%s", diff)
-	}
-	if n := l.NumRequeues("a"); n != 4 {
-		t.Errorf("NumRequeues = %d, want 4", n)
-	}
+	mustWhens(t, l, "a", []time.Duration{5 * ms, 10 * ms, 20 * ms, 40 * ms})
 	l.Forget("a")
 	if n := l.NumRequeues("a"); n != 0 {
 		t.Errorf("NumRequeues after Forget = %d", n)
