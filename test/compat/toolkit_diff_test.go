@@ -349,9 +349,9 @@ func (s *queueSide) state() queueState {
 
 func TestDiffWorkqueue(t *testing.T) {
 	seed := diffSeed(t)
-	rounds, ops := 12, 300
+	rounds, ops := 6, 300 // 5,400 operations over the three kinds
 	if testing.Short() {
-		rounds = 3
+		rounds = 2
 	}
 	for _, kind := range queueKinds {
 		t.Run(kind.name, func(t *testing.T) {
@@ -696,9 +696,9 @@ func describePod(p *corev1.Pod) string {
 
 func TestDiffDeltaFIFO(t *testing.T) {
 	seed := diffSeed(t)
-	rounds := 40
+	rounds := 20 // 5,000 operations
 	if testing.Short() {
-		rounds = 10
+		rounds = 5
 	}
 	for round := range rounds {
 		rng := rand.New(rand.NewPCG(seed, uint64(round)))
