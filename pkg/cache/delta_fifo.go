@@ -37,6 +37,14 @@ type Delta[T Object] struct {
 // Deltas is the list of changes of one key, oldest first.
 type Deltas[T Object] []Delta[T]
 
+// Oldest returns the oldest delta, or false when there is none.
+func (d Deltas[T]) Oldest() (Delta[T], bool) {
+	if len(d) == 0 {
+		return Delta[T]{}, false
+	}
+	return d[0], true
+}
+
 // Newest returns the most recent delta, or false when there is none.
 func (d Deltas[T]) Newest() (Delta[T], bool) {
 	if len(d) == 0 {
@@ -121,11 +129,56 @@ func NewDeltaFIFO[T Object](cfg DeltaFIFOConfig[T]) (*DeltaFIFO[T], error) {
 }
 
 // Close wakes Pop and makes it return ErrFIFOClosed once the queue is empty.
+// It does not stop producers: changes still queue after Close, and Pop
+// hands them out. It is idempotent.
 func (f *DeltaFIFO[T]) Close() {
 	f.mu.Lock()
 	f.closed = true
 	f.mu.Unlock()
 	f.cond.Broadcast()
+}
+
+// IsClosed reports whether Close was called.
+func (f *DeltaFIFO[T]) IsClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// errNoDeltas is KeyOf's error for an empty Deltas.
+var errNoDeltas = errors.New("zero-length deltas have no key")
+
+// KeyOf returns the key the FIFO files obj under. obj may be a T, the
+// Deltas of a key (whose newest delta names it), or a tombstone, a
+// DeletedFinalStateUnknown[T] value or pointer, whose Key is returned as it
+// is. It is safe for concurrent use and does not block.
+func (f *DeltaFIFO[T]) KeyOf(obj any) (string, error) {
+	if d, ok := obj.(Deltas[T]); ok {
+		newest, ok := d.Newest()
+		if !ok {
+			return "", errNoDeltas
+		}
+		if newest.Tombstone != nil {
+			return newest.Tombstone.Key, nil
+		}
+		obj = newest.Object
+	}
+	switch o := obj.(type) {
+	case DeletedFinalStateUnknown[T]:
+		return o.Key, nil
+	case *DeletedFinalStateUnknown[T]:
+		if o == nil {
+			return "", errors.New("nil tombstone")
+		}
+		return o.Key, nil
+	case T:
+		if isNil(o) {
+			return "", errors.New("nil object")
+		}
+		return ObjectKey(o)
+	}
+	var zero T
+	return "", fmt.Errorf("unexpected object of type %T, want %T, its deltas or a tombstone of it", obj, zero)
 }
 
 // ErrFIFOClosed is returned by Pop after Close.
@@ -160,12 +213,29 @@ func (f *DeltaFIFO[T]) Add(obj T) error { return f.change(Added, obj) }
 func (f *DeltaFIFO[T]) Update(obj T) error { return f.change(Updated, obj) }
 
 // Delete records that obj was deleted. A delete of an object neither known
-// nor queued is dropped: there is nothing to tell anyone.
-func (f *DeltaFIFO[T]) Delete(obj T) error { return f.change(Deleted, obj) }
+// nor queued is dropped, without reaching the Transform: there is nothing to
+// tell anyone (a relist may have reported the deletion already).
+func (f *DeltaFIFO[T]) Delete(obj T) error {
+	if isNil(obj) {
+		return errors.New("nil object")
+	}
+	key, err := ObjectKey(obj)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.populated = true
+	drop := !f.existsLocked(key)
+	f.mu.Unlock()
+	if drop {
+		return nil
+	}
+	return f.change(Deleted, obj)
+}
 
 func (f *DeltaFIFO[T]) change(t DeltaType, obj T) error {
 	if isNil(obj) {
-		return fmt.Errorf("nil object")
+		return errors.New("nil object")
 	}
 	obj, err := f.applyTransform(obj)
 	if err != nil {
@@ -178,15 +248,24 @@ func (f *DeltaFIFO[T]) change(t DeltaType, obj T) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.populated = true
-	if t == Deleted {
-		_, queued := f.items[key]
-		_, inFlight := f.inFlight[key]
-		if !queued && !inFlight && !f.knownLocked(key) {
-			return nil
-		}
+	// Checked again: the key may have been popped while transforming.
+	if t == Deleted && !f.existsLocked(key) {
+		return nil
 	}
 	f.queueLocked(key, Delta[T]{Type: t, Object: obj})
 	return nil
+}
+
+// existsLocked reports whether key is queued, being processed or known: a
+// delete of it has someone to tell.
+func (f *DeltaFIFO[T]) existsLocked(key string) bool {
+	if _, queued := f.items[key]; queued {
+		return true
+	}
+	if _, inFlight := f.inFlight[key]; inFlight {
+		return true
+	}
+	return f.knownLocked(key)
 }
 
 func (f *DeltaFIFO[T]) applyTransform(obj T) (T, error) {

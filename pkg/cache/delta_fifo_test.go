@@ -296,3 +296,97 @@ func TestDeltaFIFOCollapsesDeletesAsClientGo(t *testing.T) {
 		})
 	}
 }
+
+// KeyOf files objects, their Deltas and tombstones as client-go's KeyOf
+// does: a tombstone's Key is used as it is, even when it differs from the
+// key of the object it holds.
+func TestDeltaFIFOKeyOf(t *testing.T) {
+	f := newFIFO(t, nil)
+	p := pod("ns", "a", "1")
+	tomb := cache.DeletedFinalStateUnknown[*corev1.Pod]{Key: "ns/gone", Obj: p}
+	for _, tc := range []struct {
+		name string
+		obj  any
+		want string
+	}{
+		{"object", p, "ns/a"},
+		{"cluster-scoped object", pod("", "n", "1"), "n"},
+		{"tombstone", tomb, "ns/gone"},
+		{"tombstone pointer", &tomb, "ns/gone"},
+		{"deltas", cache.Deltas[*corev1.Pod]{{Type: cache.Added, Object: pod("ns", "old", "1")}, {Type: cache.Updated, Object: p}}, "ns/a"},
+		{"deltas ending in a tombstone", cache.Deltas[*corev1.Pod]{{Type: cache.Deleted, Object: p, Tombstone: &tomb}}, "ns/gone"},
+	} {
+		got, err := f.KeyOf(tc.obj)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: KeyOf = %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+	for _, bad := range []any{cache.Deltas[*corev1.Pod]{}, (*corev1.Pod)(nil), pod("ns", "", "1"), "ns/a", (*cache.DeletedFinalStateUnknown[*corev1.Pod])(nil)} {
+		if key, err := f.KeyOf(bad); err == nil {
+			t.Errorf("KeyOf(%#v) = %q, want an error", bad, key)
+		}
+	}
+}
+
+func TestDeltaFIFOIsClosed(t *testing.T) {
+	f := newFIFO(t, nil)
+	if f.IsClosed() {
+		t.Fatal("new FIFO reports closed")
+	}
+	_ = f.Add(pod("ns", "a", "1"))
+	f.Close()
+	f.Close()
+	if !f.IsClosed() {
+		t.Fatal("IsClosed false after Close")
+	}
+	// As client-go's, Close does not stop producers or the queued keys.
+	_ = f.Add(pod("ns", "b", "1"))
+	if got := popAll(t, f, nil); len(got) != 2 {
+		t.Fatalf("popped %+v after Close, want a and b", got)
+	}
+	err := f.Pop(context.Background(), func(cache.Deltas[*corev1.Pod], bool) error { return nil })
+	if !errors.Is(err, cache.ErrFIFOClosed) {
+		t.Fatalf("Pop on a closed empty FIFO = %v, want ErrFIFOClosed", err)
+	}
+}
+
+func TestDeltasOldestNewest(t *testing.T) {
+	var none cache.Deltas[*corev1.Pod]
+	if _, ok := none.Oldest(); ok {
+		t.Error("Oldest of no deltas reported one")
+	}
+	if _, ok := none.Newest(); ok {
+		t.Error("Newest of no deltas reported one")
+	}
+	d := cache.Deltas[*corev1.Pod]{{Type: cache.Added, Object: pod("ns", "a", "1")}, {Type: cache.Updated, Object: pod("ns", "a", "2")}}
+	if o, _ := d.Oldest(); o.Type != cache.Added {
+		t.Errorf("Oldest = %v, want Added", o.Type)
+	}
+	if n, _ := d.Newest(); n.Type != cache.Updated {
+		t.Errorf("Newest = %v, want Updated", n.Type)
+	}
+}
+
+// As in client-go, a delete the FIFO drops (of an object neither known nor
+// queued) never reaches the Transform; every change it keeps does once.
+func TestDeltaFIFOTransformSkipsDroppedDeletes(t *testing.T) {
+	var seen []string
+	f, err := cache.NewDeltaFIFO(cache.DeltaFIFOConfig[*corev1.Pod]{
+		Transform: func(p *corev1.Pod) (*corev1.Pod, error) {
+			seen = append(seen, p.Name+":"+p.ResourceVersion)
+			return p, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Delete(pod("ns", "unknown", "1")) // dropped
+	_ = f.Add(pod("ns", "a", "2"))
+	_ = f.Delete(pod("ns", "a", "3")) // kept: a is queued
+	if diff := cmp.Diff([]string{"a:2", "a:3"}, seen); diff != "" {
+		t.Errorf("transformed (-want +got):\n%s", diff)
+	}
+	if !f.HasSynced() {
+		t.Error("a dropped delete first did not count as populating, as in client-go")
+	}
+}

@@ -21,7 +21,25 @@
 //   - DeltaFIFO: a key is queued once, with all its pending changes in order;
 //     consecutive deletes collapse; a relist that finds a known object gone
 //     produces a Deleted delta carrying a DeletedFinalStateUnknown tombstone
-//     with the last known state.
+//     with the last known state. It behaves as client-go's
+//     (k8s.io/client-go/tools/cache) DeltaFIFO made with
+//     EmitDeltaTypeReplaced, as client-go's informers make theirs: the same
+//     keys pop in the same order with the same deltas, initial-list flags
+//     and HasSynced (test/compat drives both side by side). It deliberately
+//     differs in these ways: Replace always emits Replaced (there is no
+//     Sync-for-Replace compatibility mode); a tombstone is a Deleted delta
+//     whose Object is the last known state and whose Tombstone is set,
+//     rather than an Object of type DeletedFinalStateUnknown; a key that
+//     the known objects list but no longer hold gets no tombstone (client-go
+//     queues one with a nil object, which every delete handler would have
+//     to reject); a Replace whose Transform or key fails queues nothing
+//     (client-go's has queued the objects before the failing one); keys are
+//     always namespace/name (no KeyFunction); Pop takes a context, and
+//     processing blocks Replace and Resync but not Add, Update and Delete
+//     (client-go's holds its lock throughout); a process error wrapping
+//     ErrRequeue puts the deltas back (client-go's DeltaFIFO no longer
+//     does); Add and Update of an object without a name fail without
+//     counting as the first change.
 //   - Reflector: after a dropped watch it resumes from the last
 //     resourceVersion seen (bookmarks included) without relisting; on 410 it
 //     relists; after errors it backs off exponentially with jitter, capped;

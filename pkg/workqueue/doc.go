@@ -31,4 +31,52 @@
 //
 // Controllers should accept a RateLimitingInterface, which both
 // *RateLimitingQueue and *PriorityQueue implement.
+//
+// # Compared with client-go
+//
+// Queue, DelayingQueue and RateLimitingQueue behave as client-go's
+// (k8s.io/client-go/util/workqueue) Typed, delaying and rate-limiting
+// queues: the same items come out of Get in the same order at the same
+// times, with the same Len, ShuttingDown, NumRequeues, ShutDownWithDrain
+// waits and metrics (test/compat drives both side by side). The limiters
+// are client-go's ItemExponentialFailure (ExponentialLimiter),
+// ItemFastSlow (FastSlowLimiter), Bucket (BucketLimiter), MaxOf
+// (MaxOfLimiter) and WithMaxWait (MaxWaitLimiter) rate limiters. kplane
+// deliberately differs where client-go's behaviour is an accident or an
+// API kplane does not keep:
+//
+//   - Done of an item that was not handed out is a no-op. client-go's
+//     queues such an item again if it is waiting, so it sits in the queue
+//     twice and two workers can get it at once, against its own stingy
+//     guarantee.
+//   - Delayed items whose ready times are equal become ready in the order
+//     they were added; client-go's heap leaves their order unspecified.
+//   - Blocked Get callers get items strictly in the order they called.
+//     client-go's wait on a sync.Cond, and a waiter woken for nothing goes
+//     to the back of the line; its Done wakes one whenever the last item
+//     being processed is done, for the sake of ShutDownWithDrain.
+//   - AddRateLimited on a shut-down queue does nothing. client-go's still
+//     asks its limiter, counting a failure and taking a bucket token that
+//     a limiter shared with other queues then lacks.
+//   - AddAfter never blocks. client-go's hands delayed adds to its
+//     goroutine over a channel of 1000 and blocks when that is full.
+//   - Constructors start no goroutine: the timer goroutine starts on the
+//     first delayed add, or the first Get when metrics are on, and
+//     ShutDownWithDrain stops it too. The metrics refreshes still fall on
+//     the construction time plus whole periods, as client-go's ticker does.
+//   - Metrics come from Config.Metrics, with no global provider
+//     (client-go's SetProvider), and a queue with metrics must be named,
+//     where client-go silently drops the metrics of an unnamed queue.
+//   - The exponential limiter computes in integers and returns Max for any
+//     delay that does not fit a time.Duration. client-go's floating-point
+//     overflow check misses a delay that rounds to exactly 2^63ns (a base
+//     of a power of two nanoseconds, after enough failures), which then
+//     converts to a negative delay, an immediate retry, whatever the cap.
+//   - The limiter configs treat zero as a default (5ms base, 1000s cap,
+//     10 qps, burst 100) and reject negative values and an empty MaxOf,
+//     where client-go takes any value: a zero base that never backs off, a
+//     zero burst whose bucket returns rate.InfDuration for every retry.
+//   - The queue's storage is not pluggable (client-go's Queue with Touch);
+//     PriorityQueue is the queue with another order. There is no
+//     ParallelizeUntil: errgroup does that job.
 package workqueue

@@ -503,7 +503,7 @@ func (e *engine[T]) loop() {
 		}
 	}()
 	if e.metrics != nil {
-		mTimer = e.clock.NewTimer(e.metricsPeriod)
+		mTimer = e.clock.NewTimer(e.untilMetricsTick())
 		mC = mTimer.C()
 	}
 	for {
@@ -514,7 +514,7 @@ func (e *engine[T]) loop() {
 			e.updateUnfinishedWork()
 			// A fresh timer each time: fake clocks do not drain fired
 			// timers, so Reset could block them.
-			mTimer = e.clock.NewTimer(e.metricsPeriod)
+			mTimer = e.clock.NewTimer(e.untilMetricsTick())
 			mC = mTimer.C()
 			continue
 		case <-e.kick:
@@ -554,6 +554,15 @@ func (e *engine[T]) loop() {
 			break
 		}
 	}
+}
+
+// untilMetricsTick returns how long until the next refresh of the
+// unfinished-work gauges. Refreshes fall on the queue's epoch plus whole
+// periods, as client-go's ticker started in its constructor does, although
+// the timer goroutine starts only on first use; they do not drift with the
+// time each refresh takes.
+func (e *engine[T]) untilMetricsTick() time.Duration {
+	return e.metricsPeriod - e.now()%e.metricsPeriod
 }
 
 // A timer whose making took longer than armSlack on the queue's clock is

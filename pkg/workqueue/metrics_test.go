@@ -83,15 +83,23 @@ func (m *fakeMetrics) snapshot() (map[string]float64, map[string][]float64) {
 	return v, o
 }
 
+// newMetricsQueue returns a rate-limiting queue named "test" on a fake
+// clock, with its metrics refreshed every second into m.
+func newMetricsQueue(t *testing.T) (*clocktesting.FakeClock, *fakeMetrics, *RateLimitingQueue[string]) {
+	t.Helper()
+	fc := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	m := &fakeMetrics{}
+	q, err := NewRateLimiting(RateLimitingConfig[string]{
+		Config: Config{Name: "test", Metrics: m, Clock: fc, MetricsUpdatePeriod: time.Second},
+	})
+	mustNoErr(t, err)
+	t.Cleanup(q.ShutDown)
+	return fc, m, q
+}
+
 func TestMetrics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fc := clocktesting.NewFakeClock(time.Unix(1000, 0))
-		m := &fakeMetrics{}
-		q, err := NewRateLimiting(RateLimitingConfig[string]{
-			Config: Config{Name: "test", Metrics: m, Clock: fc, MetricsUpdatePeriod: time.Second},
-		})
-		mustNoErr(t, err)
-		defer q.ShutDown()
+		fc, m, q := newMetricsQueue(t)
 
 		q.Add("a")
 		q.Add("a") // deduplicated: not counted
@@ -126,6 +134,30 @@ func TestMetrics(t *testing.T) {
 			if n != "test" {
 				t.Errorf("metric created for queue %q, want test", n)
 			}
+		}
+	})
+}
+
+// The unfinished-work gauges are refreshed at the queue's construction time
+// plus whole periods, as client-go's ticker started by its constructor is,
+// although kplane starts its timer goroutine only on first use.
+func TestMetricsRefreshOnConstructionPhase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc, m, q := newMetricsQueue(t)
+
+		fc.Step(1300 * time.Millisecond)
+		q.Add("a")
+		q.Get() // starts the timer goroutine 300ms into a period
+		synctest.Wait()
+		fc.Step(700 * time.Millisecond) // the refresh at construction + 2s
+		synctest.Wait()
+		if v, _ := m.snapshot(); v["unfinished"] != 0.7 {
+			t.Fatalf("unfinished after 700ms of work = %v, want 0.7, refreshed at construction + 2s", v["unfinished"])
+		}
+		fc.Step(time.Second)
+		synctest.Wait()
+		if v, _ := m.snapshot(); v["longest"] != 1.7 {
+			t.Fatalf("longest = %v, want 1.7 one period later", v["longest"])
 		}
 	})
 }

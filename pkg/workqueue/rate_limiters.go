@@ -269,3 +269,46 @@ func (l *MaxOfLimiter[T]) NumRequeues(item T) int {
 	}
 	return n
 }
+
+// MaxWaitConfig configures a MaxWaitLimiter.
+type MaxWaitConfig[T comparable] struct {
+	// Limiter decides the delays and counts the failures. Required.
+	Limiter RateLimiter[T]
+	// Max caps every delay. Zero is used as it is: every retry goes at once.
+	Max time.Duration
+}
+
+// MaxWaitLimiter caps the delays of another limiter at Max, so that no
+// retry waits longer however many failures pile up; failures, Forget and
+// NumRequeues are the wrapped limiter's. It is client-go's
+// WithMaxWaitRateLimiter. It is safe for concurrent use if the wrapped
+// limiter is.
+type MaxWaitLimiter[T comparable] struct {
+	limiter RateLimiter[T]
+	max     time.Duration
+}
+
+var _ RateLimiter[string] = (*MaxWaitLimiter[string])(nil)
+
+// NewMaxWaitLimiter returns a MaxWaitLimiter configured by cfg.
+func NewMaxWaitLimiter[T comparable](cfg MaxWaitConfig[T]) (*MaxWaitLimiter[T], error) {
+	if cfg.Limiter == nil {
+		return nil, errors.New("workqueue: max-wait limiter needs a limiter")
+	}
+	if cfg.Max < 0 {
+		return nil, fmt.Errorf("workqueue: max-wait limiter cap must not be negative, got %v", cfg.Max)
+	}
+	return &MaxWaitLimiter[T]{limiter: cfg.Limiter, max: cfg.Max}, nil
+}
+
+// When asks the wrapped limiter, which records the failure, and returns its
+// delay capped at Max.
+func (l *MaxWaitLimiter[T]) When(item T) time.Duration {
+	return min(l.limiter.When(item), l.max)
+}
+
+// Forget makes the wrapped limiter forget item.
+func (l *MaxWaitLimiter[T]) Forget(item T) { l.limiter.Forget(item) }
+
+// NumRequeues returns the wrapped limiter's failure count for item.
+func (l *MaxWaitLimiter[T]) NumRequeues(item T) int { return l.limiter.NumRequeues(item) }

@@ -50,6 +50,18 @@ func whens[T comparable](l RateLimiter[T], item T, n int) []time.Duration {
 	return out
 }
 
+// mustWhens calls When for item once per delay in want, expecting those
+// delays and then as many failures counted.
+func mustWhens(t *testing.T, l RateLimiter[string], item string, want []time.Duration) {
+	t.Helper()
+	if diff := cmp.Diff(want, whens(l, item, len(want))); diff != "" {
+		t.Errorf("delays (-want +got):\n%s", diff)
+	}
+	if n := l.NumRequeues(item); n != len(want) {
+		t.Errorf("NumRequeues = %d, want %d", n, len(want))
+	}
+}
+
 func TestExponentialLimiter(t *testing.T) {
 	ms := time.Millisecond
 	l, err := NewExponentialLimiter[string](ExponentialConfig{Base: ms, Max: 10 * ms})
@@ -173,16 +185,31 @@ func TestMaxOfLimiter(t *testing.T) {
 	}
 }
 
+// The max-wait limiter is client-go's WithMaxWaitRateLimiter: the wrapped
+// limiter's delays, capped; its failures, untouched by the cap.
+func TestMaxWaitLimiter(t *testing.T) {
+	ms := time.Millisecond
+	exp, err := NewExponentialLimiter[string](ExponentialConfig{Base: ms, Max: time.Hour})
+	mustNoErr(t, err)
+	l, err := NewMaxWaitLimiter(MaxWaitConfig[string]{Limiter: exp, Max: 5 * ms})
+	mustNoErr(t, err)
+	mustWhens(t, l, "a", []time.Duration{ms, 2 * ms, 4 * ms, 5 * ms, 5 * ms})
+	l.Forget("a")
+	if n := exp.NumRequeues("a"); n != 0 {
+		t.Errorf("Forget did not reach the wrapped limiter: %d failures left", n)
+	}
+	zero, err := NewMaxWaitLimiter(MaxWaitConfig[string]{Limiter: exp})
+	mustNoErr(t, err)
+	if d := zero.When("b"); d != 0 {
+		t.Errorf("a zero cap gave %v, want 0", d)
+	}
+}
+
 func TestDefaultControllerRateLimiter(t *testing.T) {
 	l := DefaultControllerRateLimiter[string]()
 	ms := time.Millisecond
 	// Far inside the bucket's burst, the exponential backoff decides.
-	if diff := cmp.Diff([]time.Duration{5 * ms, 10 * ms, 20 * ms, 40 * ms}, whens(l, "a", 4)); diff != "" {
-		t.Errorf("delays (-want +got):\n%s", diff)
-	}
-	if n := l.NumRequeues("a"); n != 4 {
-		t.Errorf("NumRequeues = %d, want 4", n)
-	}
+	mustWhens(t, l, "a", []time.Duration{5 * ms, 10 * ms, 20 * ms, 40 * ms})
 	l.Forget("a")
 	if n := l.NumRequeues("a"); n != 0 {
 		t.Errorf("NumRequeues after Forget = %d", n)
@@ -212,6 +239,8 @@ func TestLimiterConfigErrors(t *testing.T) {
 		{"negative burst", second(NewBucketLimiter[string](BucketConfig{Burst: -1}))},
 		{"no limiters", second(NewMaxOfLimiter[string]())},
 		{"nil limiter", second(NewMaxOfLimiter[string](DefaultControllerRateLimiter[string](), nil))},
+		{"max-wait without limiter", second(NewMaxWaitLimiter(MaxWaitConfig[string]{Max: time.Second}))},
+		{"negative max wait", second(NewMaxWaitLimiter(MaxWaitConfig[string]{Limiter: DefaultControllerRateLimiter[string](), Max: -1}))},
 	}
 	for _, tt := range tests {
 		if tt.err == nil {
