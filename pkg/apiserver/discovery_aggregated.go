@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,12 +22,20 @@ type discoveryDocs struct {
 	set  *resourceSet
 	desc *apiDescription
 	// core and groups are the aggregated documents of /api and /apis.
-	core, groups aggregatedDocument
+	core, groups *aggregatedDocument
 }
 
-// aggregatedDocument is one APIGroupDiscoveryList and its ETag.
+// aggregatedDocument is one APIGroupDiscoveryList, its ETag and its
+// encodings.
 type aggregatedDocument struct {
 	list *apidiscoveryv2.APIGroupDiscoveryList
+	// encoded holds the list encoded in each of discoveryMediaTypes (by
+	// index), encoded on first use.
+	encoded [len(discoveryMediaTypes)]struct {
+		once sync.Once
+		data []byte
+		err  error
+	}
 	// etag is the quoted ETag header value: as kube-apiserver computes it,
 	// the upper-case hex SHA-512 of the list's JSON without its type
 	// meta, so the same resources give the same ETag in every encoding and
@@ -53,12 +63,12 @@ func (s *Server) discovery() *discoveryDocs {
 	return d
 }
 
-func newAggregatedDocument(groups []*groupDescription) aggregatedDocument {
+func newAggregatedDocument(groups []*groupDescription) *aggregatedDocument {
 	list := &apidiscoveryv2.APIGroupDiscoveryList{Items: []apidiscoveryv2.APIGroupDiscovery{}}
 	for _, g := range groups {
 		list.Items = append(list.Items, aggregatedGroup(g))
 	}
-	doc := aggregatedDocument{list: list}
+	doc := &aggregatedDocument{list: list}
 	// Without an ETag (the types failed to marshal, which they do not),
 	// the document is served without one, as kube-apiserver does.
 	if data, err := json.Marshal(list); err == nil {
@@ -116,6 +126,18 @@ func aggregatedResource(v *versionDescription, r resourceDescription) apidiscove
 	return out
 }
 
+// encode returns the document encoded in m, one of discoveryMediaTypes.
+// The bytes are shared: callers must not change them.
+func (d *aggregatedDocument) encode(m discoveryMediaType) ([]byte, error) {
+	i := slices.Index(discoveryMediaTypes[:], m)
+	if i < 0 {
+		return m.encode(d.list, aggregatedDiscoveryGVK)
+	}
+	e := &d.encoded[i]
+	e.once.Do(func() { e.data, e.err = m.encode(d.list, aggregatedDiscoveryGVK) })
+	return e.data, e.err
+}
+
 // serveAggregated answers a request for /api (core) or /apis with the
 // aggregated document when its Accept header asks for it, and reports
 // whether it did. As kube-apiserver does, the answer carries the document's
@@ -144,7 +166,7 @@ func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request, core bo
 			return true
 		}
 	}
-	data, err := m.encode(doc.list, aggregatedDiscoveryGVK)
+	data, err := doc.encode(m)
 	if err != nil {
 		s.writeError(w, r, err)
 		return true

@@ -36,7 +36,7 @@ type discoveryMediaType struct {
 
 // discoveryMediaTypes are the encodings kube-apiserver serves discovery in,
 // in its order: the first is the answer to a missing Accept or */*.
-var discoveryMediaTypes = []discoveryMediaType{
+var discoveryMediaTypes = [...]discoveryMediaType{
 	{name: runtime.ContentTypeJSON, typ: "application", subtyp: "json", streams: true},
 	{name: runtime.ContentTypeYAML, typ: "application", subtyp: "yaml"},
 	{name: runtime.ContentTypeProtobuf, typ: "application", subtyp: "vnd.kubernetes.protobuf", streams: true},
