@@ -4,6 +4,7 @@ import (
 	"crypto/sha512"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -531,4 +532,28 @@ func TestAggregatedDiscoveryCRD(t *testing.T) {
 	}
 	e.do("GET", "/apis/example.com", nil).expect(t, 404, metav1.StatusReasonNotFound)
 	checkDocumentsAgree(t, e)
+}
+
+// BenchmarkAggregatedDiscovery measures a cached /apis document request,
+// encoded (200) and revalidated (304).
+func BenchmarkAggregatedDiscovery(b *testing.B) {
+	e := newTestEnv(b)
+	h := e.server.Handler()
+	serve := func(b *testing.B, wantCode int, headers ...string) {
+		req := httptest.NewRequest("GET", "/apis", nil)
+		req.Header.Set("Accept", kubectlDiscoveryAccept)
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != wantCode {
+				b.Fatalf("%d, want %d", w.Code, wantCode)
+			}
+		}
+	}
+	etag := e.server.discovery().groups.etag
+	b.Run("200", func(b *testing.B) { serve(b, 200) })
+	b.Run("304", func(b *testing.B) { serve(b, 304, "If-None-Match", etag) })
 }
