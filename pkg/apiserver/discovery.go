@@ -278,6 +278,9 @@ func (s *Server) describeResource(res *resource) resourceDescription {
 	if servesBinding(res) {
 		sub("binding", metav1.APIResource{Kind: "Binding", Verbs: metav1.Verbs{"create"}})
 	}
+	if servesEviction(res) {
+		sub("eviction", metav1.APIResource{Group: "policy", Version: "v1", Kind: "Eviction", Verbs: metav1.Verbs{"create"}})
+	}
 	if s.servesTokenRequest(res) {
 		sub("token", metav1.APIResource{Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest", Verbs: metav1.Verbs{"create"}})
 	}

@@ -89,6 +89,7 @@ func TestAggregatedDiscoveryCore(t *testing.T) {
 			Verbs: all, ShortNames: []string{"po"}, Categories: []string{"all"},
 			Subresources: []apidiscoveryv2.APISubresourceDiscovery{
 				sub("binding", "", "", "Binding", "create"),
+				sub("eviction", "policy", "v1", "Eviction", "create"),
 				sub("status", "", "", "Pod", "get", "patch", "update"),
 			},
 		},
@@ -223,7 +224,7 @@ func checkDocumentsAgree(t *testing.T, e *testEnv) {
 				// The legacy entries of custom resources name no group or
 				// version; the aggregated ones do.
 				for k := range legacy.APIResources {
-					if r := &legacy.APIResources[k]; r.Kind != "Scale" && r.Kind != "TokenRequest" {
+					if r := &legacy.APIResources[k]; r.Kind != "Scale" && r.Kind != "TokenRequest" && r.Kind != "Eviction" {
 						r.Group, r.Version = "", ""
 					}
 				}
