@@ -24,10 +24,10 @@ const kubectlDiscoveryAccept = "application/json;g=apidiscovery.k8s.io;v=v2;as=A
 func TestDiscovery(t *testing.T) {
 	e := newTestEnv(t)
 	var versions metav1.APIVersions
-	r := e.do("GET", "/api", nil, "Accept", kubectlDiscoveryAccept)
+	r := e.do("GET", "/api", nil, "Accept", "application/json")
 	r.expect(t, 200, "")
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("content type %q: aggregated clients need plain JSON to fall back", ct)
+		t.Errorf("content type %q", ct)
 	}
 	r.decode(t, &versions)
 	if len(versions.Versions) != 1 || versions.Versions[0] != "v1" {
@@ -35,17 +35,19 @@ func TestDiscovery(t *testing.T) {
 	}
 
 	var groups metav1.APIGroupList
-	e.do("GET", "/apis", nil, "Accept", kubectlDiscoveryAccept).decode(t, &groups)
+	e.do("GET", "/apis", nil, "Accept", "application/json").decode(t, &groups)
 	names := []string{}
 	for _, g := range groups.Groups {
 		names = append(names, g.Name+"="+g.PreferredVersion.GroupVersion)
 	}
-	want := []string{"events.k8s.io=events.k8s.io/v1", "apps=apps/v1", "coordination.k8s.io=coordination.k8s.io/v1", "discovery.k8s.io=discovery.k8s.io/v1",
-		"networking.k8s.io=networking.k8s.io/v1", "batch=batch/v1", "rbac.authorization.k8s.io=rbac.authorization.k8s.io/v1",
-		"policy=policy/v1", "scheduling.k8s.io=scheduling.k8s.io/v1", "node.k8s.io=node.k8s.io/v1",
-		"certificates.k8s.io=certificates.k8s.io/v1", "autoscaling=autoscaling/v2", "storage.k8s.io=storage.k8s.io/v1",
-		"admissionregistration.k8s.io=admissionregistration.k8s.io/v1", "resource.k8s.io=resource.k8s.io/v1",
-		"apiextensions.k8s.io=apiextensions.k8s.io/v1", "authentication.k8s.io=authentication.k8s.io/v1", "authorization.k8s.io=authorization.k8s.io/v1"}
+	// kube-apiserver's order: by the priority of its APIServices.
+	want := []string{"apps=apps/v1", "events.k8s.io=events.k8s.io/v1", "authentication.k8s.io=authentication.k8s.io/v1",
+		"authorization.k8s.io=authorization.k8s.io/v1", "autoscaling=autoscaling/v2", "batch=batch/v1",
+		"certificates.k8s.io=certificates.k8s.io/v1", "networking.k8s.io=networking.k8s.io/v1", "policy=policy/v1",
+		"rbac.authorization.k8s.io=rbac.authorization.k8s.io/v1", "storage.k8s.io=storage.k8s.io/v1",
+		"admissionregistration.k8s.io=admissionregistration.k8s.io/v1", "apiextensions.k8s.io=apiextensions.k8s.io/v1",
+		"scheduling.k8s.io=scheduling.k8s.io/v1", "coordination.k8s.io=coordination.k8s.io/v1", "node.k8s.io=node.k8s.io/v1",
+		"discovery.k8s.io=discovery.k8s.io/v1", "resource.k8s.io=resource.k8s.io/v1"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("groups %v", names)
 	}
@@ -90,7 +92,7 @@ func TestDiscovery(t *testing.T) {
 	if !found {
 		t.Errorf("no deployments/scale in %+v", apps.APIResources)
 	}
-	e.do("GET", "/api", nil, "Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").expect(t, 406, metav1.StatusReasonNotAcceptable)
+	e.do("GET", "/api", nil, "Accept", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList").expect(t, 406, metav1.StatusReasonNotAcceptable)
 	e.do("GET", "/apis/nope", nil).expect(t, 404, metav1.StatusReasonNotFound)
 	e.do("GET", "/apis/apps/v2", nil).expect(t, 404, metav1.StatusReasonNotFound)
 }

@@ -1,5 +1,8 @@
 // Package apiserver serves the Kubernetes HTTP API over a storage.Backend:
-// discovery, the get, list, watch, create, update, patch, delete and
+// discovery (the legacy per-group-version documents, and the aggregated
+// apidiscovery.k8s.io/v2 documents on /api and /apis with which kubectl and
+// client-go learn every resource in two requests, cached with an ETag and
+// chosen by the Accept header as kube-apiserver chooses), the get, list, watch, create, update, patch, delete and
 // deletecollection verbs on the resources of package registry, their status
 // and scale subresources (and pods/binding), OpenAPI documents, health,
 // version and Prometheus metrics.

@@ -139,6 +139,9 @@ type Server struct {
 	// served is what the server serves now: builtin plus the custom
 	// resources of established CRDs. Replaced whole, never changed.
 	served atomic.Pointer[resourceSet]
+	// discoveryDocs are the discovery documents, rebuilt when served
+	// changes (see discovery).
+	discoveryDocs atomic.Pointer[discoveryDocs]
 	// crds, when the server serves CustomResourceDefinitions, keeps the
 	// custom resources in step with them (see RunControllers).
 	crds    *crdController
