@@ -11,8 +11,9 @@ import (
 
 // TestProtobufPreferringClient runs client-go configured as kubectl and
 // the controller manager are: protobuf request bodies, and an Accept header
-// preferring protobuf over JSON. kplane answers JSON, which client-go
-// decodes, for objects, lists and watch streams.
+// preferring protobuf over JSON. kplane answers protobuf, as
+// kube-apiserver does, for objects, lists and watch streams (the
+// responses' Content-Types are checked by TestProtobufClientset).
 func TestProtobufPreferringClient(t *testing.T) {
 	ctx := context.Background()
 	srv := startServer(t)
