@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -64,14 +65,33 @@ const (
 // obj, of kind gvk, in the protobuf envelope. The frame is built in one
 // buffer and has the bytes (*metav1.WatchEvent).Marshal would give.
 func encodeProtobufEvent(typ watch.EventType, obj runtime.Object, gvk schema.GroupVersionKind) ([]byte, error) {
-	// The largest head the envelope can need: frame length, the type
-	// field, the object field's tag and length, the raw field's tag and
-	// length (varints of at most 10 bytes).
-	head := 4 + 1 + binary.MaxVarintLen64 + len(typ) + 2*(1+binary.MaxVarintLen64)
+	head := eventHeadMax(typ)
 	buf, envelope, err := appendProtobuf(head, obj, gvk)
 	if err != nil {
 		return nil, err
 	}
+	return putEventHead(buf, head, typ, envelope), nil
+}
+
+// protobufEventFrame is encodeProtobufEvent for an object already in its
+// envelope.
+func protobufEventFrame(typ watch.EventType, envelope []byte) []byte {
+	head := eventHeadMax(typ)
+	buf := make([]byte, head+len(envelope))
+	copy(buf[head:], envelope)
+	return putEventHead(buf, head, typ, len(envelope))
+}
+
+// eventHeadMax is the most bytes a frame's head (what precedes the
+// envelope) can take: the frame length, the type field, the object
+// field's tag and length, the raw field's tag and length.
+func eventHeadMax(typ watch.EventType) int {
+	return 4 + 1 + binary.MaxVarintLen64 + len(typ) + 2*(1+binary.MaxVarintLen64)
+}
+
+// putEventHead writes the frame's head just before the envelope, which
+// starts at buf[head:], and returns the frame.
+func putEventHead(buf []byte, head int, typ watch.EventType, envelope int) []byte {
 	raw := 1 + varintSize(uint64(envelope)) + envelope // RawExtension
 	event := 1 + varintSize(uint64(len(typ))) + len(typ) + 1 + varintSize(uint64(raw)) + raw
 	start := head + envelope - event - 4
@@ -87,9 +107,66 @@ func encodeProtobufEvent(typ watch.EventType, obj runtime.Object, gvk schema.Gro
 	i += putVarint(b[i:], uint64(raw))
 	b[i] = rawExtensionRawTag
 	i++
-	i += putVarint(b[i:], uint64(envelope))
-	if i != head-start {
-		return nil, fmt.Errorf("encode watch event: header of %d bytes, want %d", i, head-start)
+	putVarint(b[i:], uint64(envelope))
+	return b
+}
+
+// protoEventCacheSize is how many event objects protoEventCache
+// remembers: enough for the events between the fastest and the slowest of
+// the watchers encoding a burst; a watcher further behind encodes its
+// events itself.
+const protoEventCacheSize = 1024
+
+// protoEventCache remembers the protobuf envelopes of the latest watch
+// event objects, so that a change is encoded once for all the protobuf
+// watchers that see it, as JSON watchers share storage.Event.Raw. Event
+// objects are shared and never changed, so an object (held by its key,
+// so that its address is not reused) always has the same encoding. The
+// zero value is ready; it is safe for concurrent use.
+type protoEventCache struct {
+	mu sync.Mutex
+	// entries and ring hold the same keys; ring is in insertion order,
+	// next its oldest entry once full.
+	entries map[protoEventKey][]byte
+	ring    []protoEventKey
+	next    int
+}
+
+// protoEventKey is an event object in a view and kind.
+type protoEventKey struct {
+	obj runtime.Object
+	gvk schema.GroupVersionKind
+	f   format
+}
+
+// envelope returns the encoding of k.obj that encode gives, once per key
+// while it is remembered. The bytes returned are shared: read only.
+func (c *protoEventCache) envelope(k protoEventKey, encode func() ([]byte, error)) ([]byte, error) {
+	c.mu.Lock()
+	data, ok := c.entries[k]
+	c.mu.Unlock()
+	if ok {
+		return data, nil
 	}
-	return b, nil
+	data, err := encode()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[k]; ok {
+		return data, nil
+	}
+	if c.entries == nil {
+		c.entries = make(map[protoEventKey][]byte, protoEventCacheSize)
+	}
+	if len(c.ring) < protoEventCacheSize {
+		c.ring = append(c.ring, k)
+	} else {
+		delete(c.entries, c.ring[c.next])
+		c.ring[c.next] = k
+		c.next = (c.next + 1) % protoEventCacheSize
+	}
+	c.entries[k] = data
+	return data, nil
 }

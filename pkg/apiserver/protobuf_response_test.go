@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -517,5 +518,48 @@ func TestProtobufWatchErrors(t *testing.T) {
 		}
 	case <-time.After(eventWait):
 		t.Fatal("watch not closed after its error")
+	}
+}
+
+// TestProtoEventCache checks an event object is encoded once per kind and
+// view while remembered, and again once pushed out by newer ones.
+func TestProtoEventCache(t *testing.T) {
+	var c protoEventCache
+	encodes := map[protoEventKey]int{}
+	get := func(k protoEventKey) []byte {
+		t.Helper()
+		data, err := c.envelope(k, func() ([]byte, error) {
+			encodes[k]++
+			return []byte(k.gvk.Kind), nil
+		})
+		if err != nil || string(data) != k.gvk.Kind {
+			t.Fatalf("envelope: %q, %v", data, err)
+		}
+		return data
+	}
+	pod := testPod("p", nil)
+	podKey := protoEventKey{obj: pod, gvk: corev1.SchemeGroupVersion.WithKind("Pod")}
+	metaKey := protoEventKey{obj: pod, gvk: podKey.gvk, f: format{media: mediaProtobuf, view: viewMetadata, version: "v1"}}
+	otherKind := protoEventKey{obj: pod, gvk: corev1.SchemeGroupVersion.WithKind("Other")}
+	for range 3 {
+		get(podKey)
+		get(metaKey)
+		get(otherKind)
+	}
+	if encodes[podKey] != 1 || encodes[metaKey] != 1 || encodes[otherKind] != 1 {
+		t.Fatalf("encodes %v, want one each", encodes)
+	}
+	if _, err := c.envelope(protoEventKey{obj: testPod("bad", nil)}, func() ([]byte, error) { return nil, io.ErrUnexpectedEOF }); err != io.ErrUnexpectedEOF {
+		t.Fatalf("encode error: %v", err)
+	}
+	for i := range protoEventCacheSize {
+		get(protoEventKey{obj: testPod(fmt.Sprint(i), nil), gvk: podKey.gvk})
+	}
+	if len(c.entries) != protoEventCacheSize || len(c.ring) != protoEventCacheSize {
+		t.Fatalf("%d entries, ring of %d; want %d", len(c.entries), len(c.ring), protoEventCacheSize)
+	}
+	get(podKey)
+	if encodes[podKey] != 2 {
+		t.Fatalf("an evicted object was not encoded again: %d encodes", encodes[podKey])
 	}
 }

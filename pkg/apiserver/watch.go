@@ -132,7 +132,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 // encodeEvent renders one event as a JSON line or a protobuf frame.
 func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpts metav1.TableOptions) []byte {
 	if f.media == mediaProtobuf {
-		return encodeProtobufWatchEvent(res, ev, f)
+		return s.encodeProtobufWatchEvent(res, ev, f)
 	}
 	var obj []byte
 	var err error
@@ -173,28 +173,52 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpt
 
 // encodeProtobufWatchEvent renders one event as a protobuf frame. The
 // event's object is shared with other watchers: its kind is given to the
-// encoder rather than set on it.
-func encodeProtobufWatchEvent(res *resource, ev storage.Event, f format) []byte {
-	obj, gvk := ev.Object, res.info.GVK
+// encoder rather than set on it, and its encoding is shared with them too
+// (see protoEventCache).
+func (s *Server) encodeProtobufWatchEvent(res *resource, ev storage.Event, f format) []byte {
+	var frame []byte
 	var err error
 	switch {
 	case ev.Type == watch.Error:
 		st := eventStatus(ev)
-		obj, gvk = st, st.GroupVersionKind()
-	case f.view == viewMetadata:
-		if obj, err = toMetadata(ev.Object, f.version); err == nil {
-			gvk = obj.GetObjectKind().GroupVersionKind()
+		frame, err = encodeProtobufEvent(ev.Type, st, st.GroupVersionKind())
+	case ev.Type == watch.Bookmark:
+		// Bookmarks are not shared: nothing to remember.
+		obj, gvk, perr := protobufEventObject(res, ev, f)
+		if err = perr; err == nil {
+			frame, err = encodeProtobufEvent(ev.Type, obj, gvk)
 		}
-	}
-	var frame []byte
-	if err == nil {
-		frame, err = encodeProtobufEvent(ev.Type, obj, gvk)
+	default:
+		var env []byte
+		env, err = s.protoEvents.envelope(protoEventKey{obj: ev.Object, gvk: res.info.GVK, f: f}, func() ([]byte, error) {
+			obj, gvk, err := protobufEventObject(res, ev, f)
+			if err != nil {
+				return nil, err
+			}
+			return encodeProtobuf(obj, gvk)
+		})
+		if err == nil {
+			frame = protobufEventFrame(ev.Type, env)
+		}
 	}
 	if err != nil {
 		st := encodeFailure(err)
 		frame, _ = encodeProtobufEvent(watch.Error, st, st.GroupVersionKind())
 	}
 	return frame
+}
+
+// protobufEventObject is what a protobuf watcher gets of an event's
+// object, and its kind: the object itself, or its metadata.
+func protobufEventObject(res *resource, ev storage.Event, f format) (runtime.Object, schema.GroupVersionKind, error) {
+	if f.view == viewMetadata {
+		obj, err := toMetadata(ev.Object, f.version)
+		if err != nil {
+			return nil, schema.GroupVersionKind{}, err
+		}
+		return obj, obj.GetObjectKind().GroupVersionKind(), nil
+	}
+	return ev.Object, res.info.GVK, nil
 }
 
 // eventStatus is the Status of an Error event, with its kind and status
