@@ -120,12 +120,7 @@ func writeStatus(w http.ResponseWriter, r *http.Request, code int, st *metav1.St
 		writeJSON(w, code, st)
 		return
 	}
-	w.Header().Set("Content-Type", f.media.contentType())
-	w.WriteHeader(code)
-	_, _ = w.Write(data)
-	if f.media == mediaJSON {
-		_, _ = w.Write([]byte("\n"))
-	}
+	writeEncoded(w, code, f.media, data)
 }
 
 // methodNotAllowed is kube-apiserver's 405 for a method a path does not

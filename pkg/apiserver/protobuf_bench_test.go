@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,51 +65,11 @@ func BenchmarkList10kPodsEncoding(b *testing.B) {
 // events. The watchers only split the stream into events (lines, or
 // length-delimited frames), so that the server's encoding is what differs.
 func BenchmarkWatchFanoutEncoding(b *testing.B) {
-	const watchers = 100
 	for _, enc := range benchEncodings {
 		b.Run(enc.name, func(b *testing.B) {
-			e, c := benchEnv(b)
-			rv := listRV(b, e, podPath("default", ""))
-			ctx, cancel := context.WithCancel(context.Background())
-			var wg sync.WaitGroup
-			received := make(chan struct{}, watchers)
-			for range watchers {
-				req, err := http.NewRequestWithContext(ctx, "GET", e.http.URL+podPath("default", "")+"?watch=true&resourceVersion="+rv, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				req.Header.Set("Accept", enc.accept)
-				resp, err := c.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				next := splitEvents(bufio.NewReaderSize(resp.Body, 64<<10), enc.accept != "application/json")
-				wg.Go(func() {
-					defer resp.Body.Close()
-					for next() == nil {
-						select {
-						case received <- struct{}{}:
-						case <-ctx.Done():
-							return
-						}
-					}
-				})
-			}
-			b.Cleanup(func() {
-				cancel()
-				wg.Wait()
+			benchWatchFanout(b, enc.accept, func(r io.Reader) func() error {
+				return splitEvents(bufio.NewReaderSize(r, 64<<10), enc.accept != "application/json")
 			})
-			b.ReportAllocs()
-			b.ResetTimer()
-			i := 0
-			for b.Loop() {
-				i++
-				benchDo(b, c, "POST", e.http.URL+podPath("default", ""), podJSON(b, fmt.Sprintf("w%d", i)), 201)
-				for range watchers {
-					<-received
-				}
-			}
-			b.ReportMetric(float64(b.N)*watchers/b.Elapsed().Seconds(), "events/s")
 		})
 	}
 }

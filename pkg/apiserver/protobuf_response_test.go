@@ -2,12 +2,10 @@ package apiserver
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -370,65 +368,30 @@ type pbWatchStream struct {
 
 func (e *testEnv) pbWatch(path, accept string) *pbWatchStream {
 	e.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, "GET", e.http.URL+path, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req.Header.Set("Accept", accept)
-	resp, err := e.http.Client().Do(req)
-	if err != nil {
-		cancel()
-		e.t.Fatal(err)
-	}
 	sch := protobufScheme(e.t)
-	ch := make(chan watch.Event)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(ch)
-		frames := protobuf.LengthDelimitedFramer.NewFrameReader(resp.Body)
+	resp, events := streamEvents(e, path, []string{"Accept", accept}, func(body io.Reader) func() (watch.Event, error) {
+		frames := protobuf.LengthDelimitedFramer.NewFrameReader(io.NopCloser(body))
 		dec := streaming.NewDecoder(frames, protobuf.NewRawSerializer(sch, sch))
 		objects := protobuf.NewSerializer(sch, sch)
-		for {
+		return func() (watch.Event, error) {
 			var we metav1.WatchEvent
 			if _, _, err := dec.Decode(nil, &we); err != nil {
-				if err != io.EOF && ctx.Err() == nil {
-					e.t.Errorf("decode watch frame: %v", err)
-				}
-				return
+				return watch.Event{}, err
 			}
 			obj, _, err := objects.Decode(we.Object.Raw, nil, nil)
 			if err != nil {
 				e.t.Errorf("decode watch object: %v", err)
-				return
+				return watch.Event{}, err
 			}
-			select {
-			case ch <- watch.Event{Type: watch.EventType(we.Type), Object: obj}:
-			case <-ctx.Done():
-				return
-			}
+			return watch.Event{Type: watch.EventType(we.Type), Object: obj}, nil
 		}
 	})
-	e.t.Cleanup(func() {
-		cancel()
-		resp.Body.Close()
-		wg.Wait()
-	})
-	return &pbWatchStream{events: ch, contentType: resp.Header.Get("Content-Type"), code: resp.StatusCode}
+	return &pbWatchStream{events: events, contentType: resp.Header.Get("Content-Type"), code: resp.StatusCode}
 }
 
 func (w *pbWatchStream) next(t testing.TB) watch.Event {
 	t.Helper()
-	select {
-	case ev, ok := <-w.events:
-		if !ok {
-			t.Fatal("watch closed")
-		}
-		return ev
-	case <-time.After(eventWait):
-	}
-	t.Fatal("no watch event")
-	return watch.Event{}
+	return nextOn(t, w.events)
 }
 
 // expect reads the next event and checks its type and, for a Pod, its name.

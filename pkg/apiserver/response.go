@@ -353,10 +353,15 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, f
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", f.media.contentType())
+	writeEncoded(w, code, f.media, data)
+}
+
+// writeEncoded writes data, encoded in media by encodeAs, as the body.
+func writeEncoded(w http.ResponseWriter, code int, media mediaType, data []byte) {
+	w.Header().Set("Content-Type", media.contentType())
 	w.WriteHeader(code)
 	_, _ = w.Write(data)
-	if f.media == mediaJSON {
+	if media == mediaJSON {
 		_, _ = w.Write([]byte("\n"))
 	}
 }
