@@ -39,6 +39,7 @@ type apiServerOptions struct {
 	auth          authOptions
 	admission     admissionOptions
 	watchCache    bool
+	history       historyOptions
 	log           logOptions
 	services      serviceOptions
 
@@ -85,6 +86,12 @@ for TLS), otherwise an etcd member embedded in this process with its data in
 <data-dir>/etcd, which survives restarts and crashes. --storage=memory keeps
 everything in this process, for throwaway runs and tests (lost on exit).
 
+Watch window: past revisions stay readable by watches, exact lists and
+continue tokens for one to two --etcd-compaction-interval (5m) with etcd, and
+for the last --memory-history-revisions (10000) revisions, at most
+--memory-history-duration (5m), in memory. Older resourceVersions are
+answered 410 Gone (reason Expired) and clients relist, as on kube-apiserver.
+
 The server stops cleanly on SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -103,6 +110,7 @@ The server stops cleanly on SIGINT or SIGTERM.`,
 	f.BoolVar(&o.watchCache, "watch-cache", true, "with --storage=etcd, serve lists and watches from an in-memory cache fed by one etcd watch per resource")
 	f.StringVar(&o.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
 	f.StringVar(&o.kubeconfigOut, "kubeconfig-out", "", "where to write a kubeconfig for the server (default <data-dir>/kubeconfig; \"-\" writes none)")
+	o.history.addFlags(cmd)
 	o.services.addFlags(cmd)
 	o.secure.addFlags(cmd)
 	o.auth.addFlags(cmd)
@@ -123,6 +131,9 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return fmt.Errorf("--bind-address %q is not an IP address", o.bindAddress)
 	}
 	if err := o.secure.validate(); err != nil {
+		return err
+	}
+	if err := o.history.validate(); err != nil {
 		return err
 	}
 	backend, runBackend, closeBackend, err := o.openStorage(ctx, logger)
@@ -208,13 +219,16 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 func (o *apiServerOptions) openStorage(ctx context.Context, logger *slog.Logger) (storage.Backend, func(context.Context) error, func(), error) {
 	switch o.storage {
 	case "memory":
-		b, err := memory.New(memory.Config{Logger: logger})
+		mcfg := memory.Config{Logger: logger}
+		o.history.memory(&mcfg)
+		b, err := memory.New(mcfg)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		return b, nil, func() { _ = b.Close() }, nil
 	case "etcd":
 		cfg := etcd.Config{Prefix: o.etcdPrefix, Logger: logger}
+		o.history.etcd(&cfg)
 		var emb *etcd.Embedded
 		tlsOn := o.etcdTLS != (etcd.TLSFiles{})
 		if tlsOn && len(o.etcdServers) == 0 {

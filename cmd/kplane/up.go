@@ -92,6 +92,7 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 	f.StringVar(&api.dataDir, "data-dir", "kplane-data", "directory for the kubeconfig and embedded etcd data")
 	f.StringVar(&api.kubeconfigOut, "kubeconfig-out", "", "where to write the kubeconfig (default <data-dir>/kubeconfig; \"-\" writes none)")
 	cm.addFlags(f, []string{"*", controllermanager.NodeSimulator}, "127.0.0.1:10257")
+	api.history.addFlags(cmd)
 	api.services.addFlags(cmd)
 	api.secure.addFlags(cmd)
 	api.auth.addFlags(cmd)

@@ -325,12 +325,15 @@ func admitSubresourceCreate[T runtime.Object](s *Server, w http.ResponseWriter, 
 }
 
 // admitDelete runs admission on the delete of cur (both chains, with the
-// object as OldObject, as Kubernetes does).
-func (s *Server) admitDelete(ctx context.Context, res *resource, cur runtime.Object, opts *metav1.DeleteOptions) error {
+// object as OldObject, as Kubernetes does); the plugins' warnings go to w.
+func (s *Server) admitDelete(ctx context.Context, w http.ResponseWriter, res *resource, cur runtime.Object, opts *metav1.DeleteOptions) error {
 	o := opts.DeepCopy()
 	o.TypeMeta = metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "DeleteOptions"}
 	a := s.newAttributes(ctx, res, "", admission.Delete, nil, cur.DeepCopyObject(), o, len(opts.DryRun) > 0)
-	defer recordAnnotations(ctx, a)
+	defer func() {
+		recordAnnotations(ctx, a)
+		addWarnings(w, a.Warnings())
+	}()
 	if err := s.admission.Admit(ctx, a); err != nil {
 		return err
 	}

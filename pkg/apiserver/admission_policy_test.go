@@ -70,3 +70,45 @@ func TestValidatingAdmissionPolicyThroughTheServer(t *testing.T) {
 		t.Fatalf("warnings = %q", w)
 	}
 }
+
+// TestAdmissionWarningsOnDelete checks that a delete answers the warnings
+// of the policies that saw it, as creates and updates do.
+func TestAdmissionWarningsOnDelete(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := runControllers(t, e)
+	create := func(path, body, resource string) {
+		r := e.do(http.MethodPost, path, body)
+		r.expect(t, http.StatusCreated, "")
+		var out struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		r.decode(t, &out)
+		if err := e.server.WaitForAdmission(ctx, admissionregistrationv1.SchemeGroupVersion.WithResource(resource), out.Metadata.ResourceVersion); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", `{
+  "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+  "metadata": {"name": "keep-marked"},
+  "spec": {"failurePolicy": "Fail",
+    "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]}]},
+    "validations": [{"expression": "!has(oldObject.metadata.labels) || !('keep' in oldObject.metadata.labels)", "message": "this config map is marked keep"}]}}`, "validatingadmissionpolicies")
+	create("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", `{
+  "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+  "metadata": {"name": "keep-marked"},
+  "spec": {"policyName": "keep-marked", "validationActions": ["Warn"]}}`, "validatingadmissionpolicybindings")
+	for _, name := range []string{"a", "b"} {
+		e.do(http.MethodPost, "/api/v1/namespaces/default/configmaps", map[string]any{"metadata": map[string]any{"name": name, "labels": map[string]string{"keep": "yes"}}}).expect(t, http.StatusCreated, "")
+	}
+	const want = "Validation failed for ValidatingAdmissionPolicy 'keep-marked' with binding 'keep-marked': this config map is marked keep"
+	r := e.do(http.MethodDelete, "/api/v1/namespaces/default/configmaps/a", nil)
+	r.expect(t, http.StatusOK, "")
+	if w := r.header.Values("Warning"); len(w) != 1 || !strings.Contains(w[0], want) {
+		t.Errorf("delete warnings = %q, want one with %q", w, want)
+	}
+	r = e.do(http.MethodDelete, "/api/v1/namespaces/default/configmaps", nil)
+	r.expect(t, http.StatusOK, "")
+	if w := r.header.Values("Warning"); len(w) != 1 || !strings.Contains(w[0], want) {
+		t.Errorf("deletecollection warnings = %q, want one with %q", w, want)
+	}
+}

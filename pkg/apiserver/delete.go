@@ -119,7 +119,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request)
 		s.writeError(w, r, err)
 		return
 	}
-	out, deleted, err := s.deleteAdmitted(r.Context(), q.res, q.namespace, q.name, opts, true)
+	out, deleted, err := s.deleteAdmitted(r.Context(), q.res, q.namespace, q.name, opts, w)
 	if err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
@@ -146,12 +146,13 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request)
 // graceful deletion, marks it with a deletionTimestamp. It returns the
 // object's last state and whether it is gone.
 func (s *Server) deleteObject(ctx context.Context, res *resource, namespace, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	return s.deleteAdmitted(ctx, res, namespace, name, opts, false)
+	return s.deleteAdmitted(ctx, res, namespace, name, opts, nil)
 }
 
-// deleteAdmitted is deleteObject for a client's delete with admit: the
-// admission chain sees the object once its preconditions hold.
-func (s *Server) deleteAdmitted(ctx context.Context, res *resource, namespace, name string, opts *metav1.DeleteOptions, admit bool) (runtime.Object, bool, error) {
+// deleteAdmitted is deleteObject for a client's delete, answered on w: the
+// admission chain sees the object once its preconditions hold, and its
+// warnings go to w. A nil w skips admission (the server's own deletes).
+func (s *Server) deleteAdmitted(ctx context.Context, res *resource, namespace, name string, opts *metav1.DeleteOptions, w http.ResponseWriter) (runtime.Object, bool, error) {
 	if isNamespaces(res) {
 		if slices.Contains(undeletableNamespaces, name) {
 			return nil, false, apierrors.NewForbidden(res.gr(), name, fmt.Errorf("this namespace may not be deleted"))
@@ -174,8 +175,8 @@ func (s *Server) deleteAdmitted(ctx context.Context, res *resource, namespace, n
 				return nil, false, preconditionFailed(res.gr(), name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
 			}
 		}
-		if admit {
-			if err := s.admitDelete(ctx, res, cur, opts); err != nil {
+		if w != nil {
+			if err := s.admitDelete(ctx, w, res, cur, opts); err != nil {
 				return nil, false, err
 			}
 		}

@@ -41,7 +41,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, q
 	var results []runtime.Object
 	for _, item := range items {
 		m := accessor(item)
-		out, _, err := s.deleteAdmitted(r.Context(), q.res, m.GetNamespace(), m.GetName(), opts, true)
+		out, _, err := s.deleteAdmitted(r.Context(), q.res, m.GetNamespace(), m.GetName(), opts, w)
 		if storage.IsNotFound(err) {
 			continue
 		}

@@ -189,6 +189,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 			s.serveTokenRequest(w, r, q)
 			return
 		}
+		if q.subresource == "eviction" {
+			s.serveEviction(w, r, q)
+			return
+		}
 		s.serveCreate(w, r, q)
 	case "update":
 		s.serveUpdate(w, r, q)
@@ -261,6 +265,10 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 		if !servesBinding(res) {
 			return nil, notFound()
 		}
+	case "eviction":
+		if !servesEviction(res) {
+			return nil, notFound()
+		}
 	case "token":
 		if !s.servesTokenRequest(res) {
 			return nil, notFound()
@@ -305,7 +313,7 @@ func (s *Server) parseRequest(r *http.Request, gv schema.GroupVersion, parts []s
 	switch {
 	case needsName && q.name == "":
 		return nil, methodNotAllowed(r)
-	case q.subresource == "binding" || q.subresource == "token":
+	case q.subresource == "binding" || q.subresource == "token" || q.subresource == "eviction":
 		if q.verb != "create" {
 			return nil, methodNotAllowed(r)
 		}
