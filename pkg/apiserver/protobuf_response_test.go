@@ -14,6 +14,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,7 +38,7 @@ func protobufScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	sch := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		corev1.AddToScheme, appsv1.AddToScheme, autoscalingv1.AddToScheme, authenticationv1.AddToScheme, metav1.AddMetaToScheme,
+		corev1.AddToScheme, appsv1.AddToScheme, policyv1.AddToScheme, autoscalingv1.AddToScheme, authenticationv1.AddToScheme, metav1.AddMetaToScheme,
 	} {
 		if err := add(sch); err != nil {
 			t.Fatal(err)
@@ -207,6 +208,14 @@ func TestProtobufVerbs(t *testing.T) {
 	expectKind(t, gvk, scaleGVK)
 	if got := obj.(*autoscalingv1.Scale); got.Spec.Replicas != 5 {
 		t.Fatalf("scale update: %+v", got)
+	}
+
+	e.mustCreate(podPath("default", ""), testPod("ev", nil), nil)
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "ev", Namespace: "default"}}
+	obj, gvk = decodePB(t, pb("POST", podPath("default", "ev")+"/eviction", pbBody(eviction, policyv1.SchemeGroupVersion.WithKind("Eviction")), protobufType), http.StatusCreated)
+	expectKind(t, gvk, statusGVK)
+	if st := obj.(*metav1.Status); st.Status != metav1.StatusSuccess {
+		t.Fatalf("eviction: %+v", st)
 	}
 
 	// A delete answers with the object (pods) or a Status (the others).
