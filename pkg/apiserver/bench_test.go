@@ -99,6 +99,19 @@ func BenchmarkList10kPods(b *testing.B) {
 
 // BenchmarkWatchFanout measures one write reaching 100 watchers over HTTP.
 func BenchmarkWatchFanout(b *testing.B) {
+	benchWatchFanout(b, "application/json", func(r io.Reader) func() error {
+		dec := json.NewDecoder(r)
+		return func() error {
+			var ev rawEvent
+			return dec.Decode(&ev)
+		}
+	})
+}
+
+// benchWatchFanout measures one write reaching 100 watchers over HTTP,
+// whose Accept header is accept; each watcher reads its stream with the
+// function read returns, which reads one event.
+func benchWatchFanout(b *testing.B, accept string, read func(io.Reader) func() error) {
 	const watchers = 100
 	e, c := benchEnv(b)
 	rv := listRV(b, e, podPath("default", ""))
@@ -110,18 +123,15 @@ func BenchmarkWatchFanout(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		req.Header.Set("Accept", accept)
 		resp, err := c.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
+		next := read(resp.Body)
 		wg.Go(func() {
 			defer resp.Body.Close()
-			dec := json.NewDecoder(resp.Body)
-			for {
-				var ev rawEvent
-				if dec.Decode(&ev) != nil {
-					return
-				}
+			for next() == nil {
 				select {
 				case received <- struct{}{}:
 				case <-ctx.Done():
@@ -134,6 +144,7 @@ func BenchmarkWatchFanout(b *testing.B) {
 		cancel()
 		wg.Wait()
 	})
+	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {

@@ -23,6 +23,11 @@ func servesBinding(res *resource) bool {
 // an unassigned pod and marks it scheduled, as kube-apiserver does. A pod
 // that is already assigned or being deleted is a 409 Conflict.
 func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, q *request) {
+	f, err := s.negotiate(r, q.res)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	opts, err := parseWriteOptions(r, "CreateOptions")
 	if err != nil {
 		s.writeError(w, r, err)
@@ -110,7 +115,7 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, q *request
 		return
 	}
 	addWarnings(w, warnings)
-	writeJSON(w, http.StatusCreated, &metav1.Status{
+	s.writeObject(w, r, http.StatusCreated, f, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess,
 		Code:     http.StatusCreated,

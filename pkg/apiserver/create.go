@@ -21,7 +21,7 @@ const generateNameAttempts = 8
 
 // serveCreate handles POST of a new object.
 func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r)
+	f, err := s.negotiate(r, q.res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

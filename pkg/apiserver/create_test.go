@@ -78,7 +78,7 @@ func TestCreateErrors(t *testing.T) {
 		{name: "too large", path: podPath("default", ""), body: huge, code: 413, reason: metav1.StatusReasonRequestEntityTooLarge},
 		{name: "unsupported media type", path: podPath("default", ""), body: `x`, headers: []string{"Content-Type", "text/plain"}, code: 415, reason: metav1.StatusReasonUnsupportedMediaType},
 		{name: "bad protobuf", path: podPath("default", ""), body: `x`, headers: []string{"Content-Type", "application/vnd.kubernetes.protobuf"}, code: 400, reason: metav1.StatusReasonBadRequest},
-		{name: "not acceptable", path: podPath("default", ""), body: testPod("p", nil), headers: []string{"Accept", "application/vnd.kubernetes.protobuf"}, code: 406, reason: metav1.StatusReasonNotAcceptable},
+		{name: "not acceptable", path: podPath("default", ""), body: testPod("p", nil), headers: []string{"Accept", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"}, code: 406, reason: metav1.StatusReasonNotAcceptable},
 		{name: "strict unknown field", path: podPath("default", "") + "?fieldValidation=Strict", body: `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}],"bogus":1}}`, code: 400, reason: metav1.StatusReasonBadRequest},
 		{name: "strict duplicate field", path: podPath("default", "") + "?fieldValidation=Strict", body: `{"metadata":{"name":"p","name":"q"},"spec":{"containers":[{"name":"c","image":"i"}]}}`, code: 400, reason: metav1.StatusReasonBadRequest},
 		{name: "bad fieldValidation", path: podPath("default", "") + "?fieldValidation=Loud", body: testPod("p", nil), code: 422, reason: metav1.StatusReasonInvalid},
@@ -188,7 +188,9 @@ func TestCreateYAMLAndProtobuf(t *testing.T) {
 		"Accept", "application/vnd.kubernetes.protobuf, application/json")
 	r.expect(t, 201, "")
 	var got corev1.ConfigMap
-	r.decode(t, &got)
+	if err := decodeProtobuf(r.body, &got, corev1.SchemeGroupVersion.WithKind("ConfigMap")); err != nil || r.header.Get("Content-Type") != protobufType {
+		t.Fatalf("protobuf create answer (%s): %v", r.header.Get("Content-Type"), err)
+	}
 	if got.Data["k"] != "v" || got.Name != "pb" {
 		t.Fatalf("protobuf create stored %+v", got)
 	}

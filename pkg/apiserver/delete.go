@@ -105,7 +105,7 @@ func decodeDeleteOptions(data []byte, opts *metav1.DeleteOptions) error {
 
 // serveDelete handles DELETE of one object.
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r)
+	f, err := s.negotiate(r, q.res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -130,7 +130,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, q *request)
 	}
 	if deleted && !q.res.info.ReturnDeletedObject {
 		m := accessor(out)
-		writeJSON(w, code, &metav1.Status{
+		s.writeObject(w, r, code, f, &metav1.Status{
 			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status:   metav1.StatusSuccess,
 			Details: &metav1.StatusDetails{

@@ -13,7 +13,7 @@ import (
 // label and field selectors match is deleted as a single delete would, and
 // the answer lists them in their last state.
 func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r)
+	f, err := s.negotiate(r, q.res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -18,10 +18,18 @@
 // client-go's typed clients send); patches are JSON patch, merge patch,
 // strategic merge patch or server-side apply (application/apply-patch+yaml,
 // see apply.go and internal/fieldmanager; every write keeps the object's
-// managedFields). Responses are
-// JSON or YAML, metav1.Table for kubectl get, or PartialObjectMetadata for
-// metadata-only clients; a client that prefers protobuf but accepts JSON
-// gets JSON. Every failure is a metav1.Status; no failed request writes.
+// managedFields). Responses are negotiated from
+// the Accept header as kube-apiserver negotiates them (response.go): JSON,
+// YAML or Kubernetes protobuf, with q-values and wildcards (which pick
+// JSON); metav1.Table (JSON or YAML only) for kubectl get; and
+// PartialObjectMetadata(List), in any encoding, for metadata-only clients.
+// Custom resources have no protobuf schema: a client that also accepts
+// JSON gets JSON, one that accepts only protobuf a 406. Watch streams are
+// newline-delimited JSON or length-delimited protobuf WatchEvents
+// (application/vnd.kubernetes.protobuf;stream=watch), each change encoded
+// once for all the watchers sharing an encoding. Every failure is a
+// metav1.Status, in the encoding negotiated for it; no failed request
+// writes.
 //
 // Every request passes, before routing, authentication (Config.Authenticator
 // and ServiceAccount tokens: invalid credentials get 401, and so do

@@ -107,7 +107,20 @@ func (s *Server) writeErrorFor(w http.ResponseWriter, r *http.Request, err error
 	if st.Code >= 500 && st.Reason != metav1.StatusReasonTimeout {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	writeJSON(w, int(st.Code), &st)
+	writeStatus(w, r, int(st.Code), &st)
+}
+
+// writeStatus writes a Status in the encoding the Accept header asks for,
+// JSON when it asks for none the server has, as kube-apiserver negotiates
+// its errors: any encoding, no transformation.
+func writeStatus(w http.ResponseWriter, r *http.Request, code int, st *metav1.Status) {
+	f, _ := negotiateMedia(r.Header.Get("Accept"), restrictError)
+	data, err := encodeAs(f.media, st)
+	if err != nil {
+		writeJSON(w, code, st)
+		return
+	}
+	writeEncoded(w, code, f.media, data)
 }
 
 // methodNotAllowed is kube-apiserver's 405 for a method a path does not
@@ -139,9 +152,21 @@ func unsupportedMediaType(contentType string) error {
 
 // notAcceptable is the 406 answer when no type in Accept can be served.
 func notAcceptable() error {
+	return notAcceptableOf("application/json, application/yaml, " + protobufType)
+}
+
+// notAcceptableWatch is the 406 answer when no type in Accept can be
+// served as a watch stream.
+func notAcceptableWatch() error {
+	return notAcceptableOf("application/json;stream=watch, " + protobufType + ";stream=watch")
+}
+
+// notAcceptableOf is kube-apiserver's 406 answer naming the media types
+// it offers.
+func notAcceptableOf(types string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
-		Message: "only the following media types are accepted: application/json, application/yaml, application/json;as=Table;v=v1;g=meta.k8s.io",
+		Message: "only the following media types are accepted: " + types,
 		Reason:  metav1.StatusReasonNotAcceptable,
 		Code:    http.StatusNotAcceptable,
 	}}

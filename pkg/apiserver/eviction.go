@@ -59,6 +59,11 @@ const maxDisruptedPods = 2000
 func servesEviction(res *resource) bool { return servesBinding(res) }
 
 func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, q *request) {
+	f, err := s.negotiate(r, q.res)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	opts, err := parseWriteOptions(r, "CreateOptions")
 	if err != nil {
 		s.writeError(w, r, err)
@@ -99,7 +104,7 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, q *reques
 	if st.Code == 0 {
 		st.Code = http.StatusCreated
 	}
-	writeJSON(w, http.StatusCreated, st)
+	s.writeObject(w, r, http.StatusCreated, f, st)
 }
 
 // evictionDeleteOptions merges the request's dryRun into the Eviction's

@@ -8,7 +8,7 @@ import (
 
 // serveGet handles GET of one object, its status or its scale.
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r)
+	f, err := s.negotiate(r, q.res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -6,7 +6,7 @@ import (
 
 // serveList handles GET of a collection.
 func (s *Server) serveList(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r)
+	f, err := s.negotiate(r, q.res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

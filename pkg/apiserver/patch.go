@@ -26,7 +26,7 @@ import (
 // to the stored state inside the storage's compare-and-swap loop; a patch
 // that yields an invalid object stores nothing.
 func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r)
+	f, err := s.negotiate(r, q.res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -2,14 +2,14 @@ package apiserver
 
 import (
 	"encoding/json"
-	"mime"
+	"fmt"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
-
-	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,106 +23,221 @@ import (
 	"github.com/kplane/kplane/pkg/registry"
 )
 
-// format is a response encoding chosen from the Accept header.
-type format int
+// mediaType is the encoding of a response body.
+type mediaType int
 
 const (
-	formatJSON format = iota
-	formatYAML
-	formatTable
-	// formatMetadata is meta.k8s.io/v1 PartialObjectMetadata(List), what
-	// metadata-only clients (controller-runtime's, client-go's) ask for.
-	formatMetadata
+	mediaJSON mediaType = iota
+	mediaYAML
+	mediaProtobuf
 )
 
-// mediaRange is one entry of an Accept header.
+// servedMedia are the encodings the server writes, in kube-apiserver's
+// order of preference (the order its serializers are listed in).
+var servedMedia = [...]struct {
+	typ, subtype string
+	media        mediaType
+	// stream is set for the encodings that have a watch stream framing.
+	stream bool
+}{
+	{"application", "json", mediaJSON, true},
+	{"application", "yaml", mediaYAML, false},
+	{"application", "vnd.kubernetes.protobuf", mediaProtobuf, true},
+}
+
+// contentType is the Content-Type kube-apiserver writes for m.
+func (m mediaType) contentType() string {
+	switch m {
+	case mediaYAML:
+		return "application/yaml"
+	case mediaProtobuf:
+		return protobufType
+	}
+	return "application/json"
+}
+
+// view is what a response holds: the object itself, or one of the
+// transformations kube-apiserver offers through the as, g and v
+// parameters of a media type.
+type view int
+
+const (
+	viewObject view = iota
+	viewTable
+	// viewMetadata is meta.k8s.io/v1 PartialObjectMetadata(List), what
+	// metadata-only clients (controller-runtime's, client-go's) ask for.
+	viewMetadata
+)
+
+// format is a response's encoding and view, chosen from the Accept header.
+type format struct {
+	media mediaType
+	view  view
+	// version is the meta.k8s.io version of a Table or metadata view,
+	// v1 or v1beta1.
+	version string
+}
+
+// mediaRange is one clause of an Accept header.
 type mediaRange struct {
 	typ    string // "application/json"
 	params map[string]string
 }
 
-// parseAccept splits an Accept header into media ranges in the client's
-// order of preference (q=0 entries dropped; equal q keeps header order).
+// parseAccept splits an Accept header into media ranges in the order
+// kube-apiserver considers them: by descending q, a range with a wildcard
+// after one without. It parses as kube-apiserver's parser (goautoneg)
+// does: "*" alone is "*/*", parameters are split on ";" and "=" without
+// unquoting, a q that does not parse is 0, and q=0 ranges are kept (last).
 func parseAccept(header string) []mediaRange {
-	var out []mediaRange
-	var qs []float64
+	type clause struct {
+		mediaRange
+		typ, subtype string
+		q            float64
+	}
+	var clauses []clause
 	for part := range strings.SplitSeq(header, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
+		fields := strings.Split(strings.Trim(part, " "), ";")
+		typ, subtype, found := strings.Cut(fields[0], "/")
+		typ = strings.Trim(typ, " ")
+		switch {
+		case !found && typ == "*":
+			subtype = "*"
+		case found && !strings.Contains(subtype, "/"):
+			subtype = strings.Trim(subtype, " ")
+		default:
 			continue
 		}
-		typ, params, err := mime.ParseMediaType(part)
-		if err != nil {
-			continue
+		c := clause{typ: typ, subtype: subtype, q: 1}
+		c.params = map[string]string{}
+		for _, p := range fields[1:] {
+			k, v, ok := strings.Cut(p, "=")
+			if !ok {
+				continue
+			}
+			k = strings.Trim(k, " ")
+			if k == "q" {
+				c.q, _ = strconv.ParseFloat(v, 32)
+				continue
+			}
+			c.params[k] = strings.Trim(v, " ")
 		}
-		q := 1.0
-		if v, ok := params["q"]; ok {
-			q = parseQ(v)
-		}
-		if q <= 0 {
-			continue
-		}
-		// Stable insertion by descending q.
-		i := len(out)
-		for i > 0 && qs[i-1] < q {
-			i--
-		}
-		out = append(out[:i], append([]mediaRange{{typ: typ, params: params}}, out[i:]...)...)
-		qs = append(qs[:i], append([]float64{q}, qs[i:]...)...)
+		c.mediaRange.typ = typ + "/" + subtype
+		clauses = append(clauses, c)
+	}
+	// The same (not strictly weak) order and the same sort as goautoneg's,
+	// so that ties fall as they do in kube-apiserver.
+	sort.Sort(acceptOrder{len(clauses), func(i, j int) bool {
+		a, b := clauses[i], clauses[j]
+		return a.q > b.q || a.typ != "*" && b.typ == "*" || a.subtype != "*" && b.subtype == "*"
+	}, func(i, j int) { clauses[i], clauses[j] = clauses[j], clauses[i] }})
+	out := make([]mediaRange, len(clauses))
+	for i, c := range clauses {
+		out[i] = c.mediaRange
 	}
 	return out
 }
 
-func parseQ(v string) float64 {
-	// q is 0..1 with up to three decimals; anything unparsable counts as 1.
-	var whole, frac float64
-	var scale = 1.0
-	seenDot := false
-	for _, c := range v {
-		switch {
-		case c == '.' && !seenDot:
-			seenDot = true
-		case c >= '0' && c <= '9' && !seenDot:
-			whole = whole*10 + float64(c-'0')
-		case c >= '0' && c <= '9':
-			scale /= 10
-			frac += float64(c-'0') * scale
-		default:
-			return 1
-		}
-	}
-	return whole + frac
+// acceptOrder adapts functions to sort.Interface.
+type acceptOrder struct {
+	n    int
+	less func(i, j int) bool
+	swap func(i, j int)
 }
 
-// negotiate picks the response format for an object request.
-func (s *Server) negotiate(r *http.Request) (format, error) {
-	accept := r.Header.Get("Accept")
-	if strings.TrimSpace(accept) == "" {
-		return formatJSON, nil
+func (o acceptOrder) Len() int           { return o.n }
+func (o acceptOrder) Less(i, j int) bool { return o.less(i, j) }
+func (o acceptOrder) Swap(i, j int)      { o.swap(i, j) }
+
+// restriction is what an endpoint serves besides its objects' own
+// encodings, kube-apiserver's EndpointRestrictions.
+type restriction int
+
+const (
+	// restrictNone is a resource endpoint: every encoding, Tables (JSON
+	// and YAML only) and PartialObjectMetadata(List) in every encoding.
+	restrictNone restriction = iota
+	// restrictCustom is a custom resource's endpoint: no protobuf for the
+	// objects themselves, which have no protobuf schema, but the
+	// transformations as a built-in's.
+	restrictCustom
+	// restrictError is for Status answers: every encoding, no
+	// transformation.
+	restrictError
+)
+
+// negotiateMedia returns the first format of the Accept header the
+// restriction allows, as kube-apiserver's NegotiateMediaTypeOptions does:
+// clauses in parseAccept's order, each tried against the served encodings
+// it matches (a wildcard matches them all, JSON first). An empty header is
+// JSON.
+func negotiateMedia(accept string, rs restriction) (format, bool) {
+	if accept == "" {
+		return format{}, true
 	}
 	for _, m := range parseAccept(accept) {
-		as := m.params["as"]
-		switch m.typ {
-		case "application/json", "*/*", "application/*":
-			switch {
-			case as == "":
-				return formatJSON, nil
-			case as == "Table" && m.params["g"] == "meta.k8s.io" && (m.params["v"] == "v1" || m.params["v"] == "v1beta1"):
-				return formatTable, nil
-			case (as == "PartialObjectMetadata" || as == "PartialObjectMetadataList") && m.params["g"] == "meta.k8s.io" && m.params["v"] == "v1":
-				return formatMetadata, nil
+		typ, subtype, _ := strings.Cut(m.typ, "/")
+		for _, sm := range servedMedia {
+			if !(typ == sm.typ && (subtype == sm.subtype || subtype == "*") || typ == "*" && subtype == "*") {
+				continue
 			}
-		case "application/yaml":
-			if as == "" {
-				return formatYAML, nil
+			if f, ok := acceptParams(m.params, sm.media, sm.stream, rs); ok {
+				return f, true
 			}
 		}
 	}
-	return 0, notAcceptable()
+	return format{}, false
 }
 
-// toMetadata converts an object or a list to PartialObjectMetadata(List).
-func toMetadata(obj runtime.Object) (runtime.Object, error) {
+// acceptParams reports whether a clause's parameters can be served in
+// media, as kube-apiserver's acceptMediaTypeOptions and the endpoint
+// restrictions decide, and the view they ask for.
+func acceptParams(params map[string]string, media mediaType, stream bool, rs restriction) (format, bool) {
+	f := format{media: media}
+	as, hasAs := params["as"]
+	g, hasG := params["g"]
+	v, hasV := params["v"]
+	if s := params["stream"]; s != "" && (!stream || s != "watch") {
+		return f, false
+	}
+	if sv := params["sv"]; sv != "" && (rs == restrictError || sv != metav1.SchemeGroupVersion.Version) {
+		return f, false
+	}
+	if !hasAs && !hasG && !hasV {
+		return f, rs != restrictCustom || media != mediaProtobuf
+	}
+	if rs == restrictError || g != metav1.GroupName || v != "v1" && v != "v1beta1" {
+		return f, false
+	}
+	f.version = v
+	switch as {
+	case "Table":
+		f.view = viewTable
+		return f, media != mediaProtobuf
+	case "PartialObjectMetadata", "PartialObjectMetadataList":
+		f.view = viewMetadata
+		return f, true
+	}
+	return f, false
+}
+
+// negotiate picks the response format of a request on res.
+func (s *Server) negotiate(r *http.Request, res *resource) (format, error) {
+	rs := restrictNone
+	if res != nil && res.custom != nil {
+		rs = restrictCustom
+	}
+	f, ok := negotiateMedia(r.Header.Get("Accept"), rs)
+	if !ok {
+		return f, notAcceptable()
+	}
+	return f, nil
+}
+
+// toMetadata converts an object or a list to PartialObjectMetadata(List)
+// of meta.k8s.io/version.
+func toMetadata(obj runtime.Object, version string) (runtime.Object, error) {
+	apiVersion := metav1.GroupName + "/" + version
 	if meta.IsListType(obj) {
 		items, err := meta.ExtractList(obj)
 		if err != nil {
@@ -133,7 +248,7 @@ func toMetadata(obj runtime.Object) (runtime.Object, error) {
 			return nil, err
 		}
 		list := &metav1.PartialObjectMetadataList{
-			TypeMeta: metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: "PartialObjectMetadataList"},
+			TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: "PartialObjectMetadataList"},
 			ListMeta: metav1.ListMeta{ResourceVersion: la.GetResourceVersion(), Continue: la.GetContinue(), RemainingItemCount: la.GetRemainingItemCount()},
 			Items:    make([]metav1.PartialObjectMetadata, 0, len(items)),
 		}
@@ -142,7 +257,10 @@ func toMetadata(obj runtime.Object) (runtime.Object, error) {
 			if err != nil {
 				return nil, err
 			}
-			list.Items = append(list.Items, metav1.PartialObjectMetadata{ObjectMeta: *metaCopy(m)})
+			list.Items = append(list.Items, metav1.PartialObjectMetadata{
+				TypeMeta:   metav1.TypeMeta{APIVersion: apiVersion, Kind: "PartialObjectMetadata"},
+				ObjectMeta: *metaCopy(m),
+			})
 		}
 		return list, nil
 	}
@@ -151,7 +269,7 @@ func toMetadata(obj runtime.Object) (runtime.Object, error) {
 		return nil, err
 	}
 	return &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: "PartialObjectMetadata"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: apiVersion, Kind: "PartialObjectMetadata"},
 		ObjectMeta: *metaCopy(m),
 	}, nil
 }
@@ -208,39 +326,60 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_, _ = w.Write([]byte("\n"))
 }
 
-// writeObject writes obj in the negotiated format.
+// writeObject writes obj in the negotiated format. A Status is written as
+// it is whatever the view, as kube-apiserver does.
 func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, f format, obj runtime.Object) {
-	switch f {
-	case formatTable:
-		table, err := s.toTable(obj, tableOptions(r))
-		if err != nil {
-			s.writeError(w, r, err)
-			return
+	if _, ok := obj.(*metav1.Status); !ok {
+		switch f.view {
+		case viewTable:
+			table, err := s.toTable(obj, tableOptions(r))
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			table.APIVersion, table.Kind = metav1.GroupName+"/"+f.version, "Table"
+			obj = table
+		case viewMetadata:
+			out, err := toMetadata(obj, f.version)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			obj = out
 		}
-		table.APIVersion, table.Kind = metav1.SchemeGroupVersion.String(), "Table"
-		writeJSON(w, code, table)
-	case formatMetadata:
-		out, err := toMetadata(obj)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, code, out)
-	case formatYAML:
-		data, err := marshalJSON(obj)
-		if err == nil {
-			data, err = yaml.JSONToYAML(data)
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/yaml")
-		w.WriteHeader(code)
-		_, _ = w.Write(data)
-	default:
-		writeJSON(w, code, obj)
 	}
+	data, err := encodeAs(f.media, obj)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeEncoded(w, code, f.media, data)
+}
+
+// writeEncoded writes data, encoded in media by encodeAs, as the body.
+func writeEncoded(w http.ResponseWriter, code int, media mediaType, data []byte) {
+	w.Header().Set("Content-Type", media.contentType())
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+	if media == mediaJSON {
+		_, _ = w.Write([]byte("\n"))
+	}
+}
+
+// encodeAs encodes obj, whose apiVersion and kind are set, in media (JSON
+// without its final newline).
+func encodeAs(media mediaType, obj runtime.Object) ([]byte, error) {
+	switch media {
+	case mediaProtobuf:
+		return encodeProtobuf(obj, obj.GetObjectKind().GroupVersionKind())
+	case mediaYAML:
+		data, err := marshalJSON(obj)
+		if err != nil {
+			return nil, err
+		}
+		return yaml.JSONToYAML(data)
+	}
+	return marshalJSON(obj)
 }
 
 // addWarnings sets one Warning header per message, in the format of

@@ -8,36 +8,80 @@ import (
 	"unicode/utf8"
 )
 
-func TestNegotiate(t *testing.T) {
-	s := &Server{}
+// TestNegotiateAccept checks the format chosen for an Accept header, on a
+// built-in resource, a custom resource and for an error, against what
+// kube-apiserver's negotiation (goautoneg's clause order, then each
+// clause against JSON, YAML and protobuf) gives.
+func TestNegotiateAccept(t *testing.T) {
+	var (
+		json     = format{media: mediaJSON}
+		yaml     = format{media: mediaYAML}
+		pb       = format{media: mediaProtobuf}
+		table    = format{media: mediaJSON, view: viewTable, version: "v1"}
+		metaJSON = format{media: mediaJSON, view: viewMetadata, version: "v1"}
+		metaPB   = format{media: mediaProtobuf, view: viewMetadata, version: "v1"}
+		none     = format{media: -1}
+	)
 	tests := []struct {
-		accept string
-		want   format
-		err    bool
+		accept              string
+		builtin, custom, st format
 	}{
-		{"", formatJSON, false},
-		{"*/*", formatJSON, false},
-		{"application/json", formatJSON, false},
-		{"application/yaml", formatYAML, false},
-		{"application/vnd.kubernetes.protobuf, application/json", formatJSON, false},
-		{"application/vnd.kubernetes.protobuf,*/*", formatJSON, false},
-		{kubectlGetAccept, formatTable, false},
-		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io", formatTable, false},
-		{"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5, application/yaml", formatYAML, false},
-		{"application/yaml;q=0, application/json", formatJSON, false},
-		{metadataAccept, formatMetadata, false},
-		{"application/json;as=Table;v=v1;g=other.io", 0, true},
-		{"application/vnd.kubernetes.protobuf", 0, true},
-		{"text/html", 0, true},
-		{";;;,", 0, true},
+		{"", json, json, json},
+		{"*/*", json, json, json},
+		{"*", json, json, json},
+		{"application/*", json, json, json},
+		{"application/json", json, json, json},
+		{"application/yaml", yaml, yaml, yaml},
+		{protobufType, pb, none, pb},
+		{protobufType + ";stream=watch", pb, none, pb},
+		{protobufType + ", application/json", pb, json, pb},
+		{protobufType + ",*/*", pb, json, pb},
+		{"application/json, " + protobufType, json, json, json},
+		// q orders the clauses; a wildcard comes after a type.
+		{"application/json;q=0.5, " + protobufType, pb, json, pb},
+		{protobufType + ";q=0.9, application/json", json, json, json},
+		{"*/*, " + protobufType, pb, json, pb},
+		{"application/*, application/yaml", yaml, yaml, yaml},
+		// q=0 clauses are still tried, last, as goautoneg keeps them.
+		{"application/yaml;q=0, application/json", json, json, json},
+		{"application/yaml;q=0", yaml, yaml, yaml},
+		{"application/json;q=bad, application/yaml", yaml, yaml, yaml},
+		{kubectlGetAccept, table, table, json},
+		{"application/json;as=Table;v=v1beta1;g=meta.k8s.io", format{media: mediaJSON, view: viewTable, version: "v1beta1"}, format{media: mediaJSON, view: viewTable, version: "v1beta1"}, none},
+		{"application/yaml;as=Table;v=v1;g=meta.k8s.io", format{media: mediaYAML, view: viewTable, version: "v1"}, format{media: mediaYAML, view: viewTable, version: "v1"}, none},
+		{"application/json;as=Table;v=v1;g=meta.k8s.io;q=0.5, application/yaml", yaml, yaml, yaml},
+		// No Table in protobuf: the next clause is taken, as kube-apiserver.
+		{protobufType + ";as=Table;v=v1;g=meta.k8s.io, application/json", json, json, json},
+		{protobufType + ";as=Table;v=v1;g=meta.k8s.io", none, none, none},
+		{metadataAccept, metaJSON, metaJSON, json},
+		{protobufType + ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," + metadataAccept, metaPB, metaPB, json},
+		{protobufType + ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", format{media: mediaProtobuf, view: viewMetadata, version: "v1beta1"}, format{media: mediaProtobuf, view: viewMetadata, version: "v1beta1"}, none},
+		{"application/json;as=Table;v=v1;g=other.io", none, none, none},
+		{"application/json;as=Scale;v=v1;g=autoscaling", none, none, none},
+		{"application/json;g=meta.k8s.io", none, none, none},
+		{"application/json;stream=other, application/yaml", yaml, yaml, yaml},
+		{"application/yaml;stream=watch, application/json", json, json, json},
+		{"application/json;sv=v1", json, json, none},
+		{"application/json;sv=v2", none, none, none},
+		{"application/json;pretty=1;x=y", json, json, json},
+		{"Application/JSON", none, none, none},
+		{"text/html", none, none, none},
+		{";;;,", none, none, none},
 	}
 	for _, tc := range tests {
 		t.Run(tc.accept, func(t *testing.T) {
-			r := httptest.NewRequest("GET", "/", nil)
-			r.Header.Set("Accept", tc.accept)
-			got, err := s.negotiate(r)
-			if (err != nil) != tc.err || (!tc.err && got != tc.want) {
-				t.Fatalf("got %v, %v; want %v (error %v)", got, err, tc.want, tc.err)
+			for _, c := range []struct {
+				name string
+				rs   restriction
+				want format
+			}{{"built-in", restrictNone, tc.builtin}, {"custom", restrictCustom, tc.custom}, {"error", restrictError, tc.st}} {
+				got, ok := negotiateMedia(tc.accept, c.rs)
+				if !ok {
+					got = none
+				}
+				if got != c.want {
+					t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+				}
 			}
 		})
 	}
@@ -56,8 +100,8 @@ func FuzzParseAccept(f *testing.F) {
 		}
 		r := httptest.NewRequest("GET", "/", nil)
 		r.Header.Set("Accept", accept)
-		if f, err := (&Server{}).negotiate(r); err == nil && f != formatJSON && f != formatYAML && f != formatTable && f != formatMetadata {
-			t.Fatalf("unknown format %v", f)
+		if f, err := (&Server{}).negotiate(r, nil); err == nil && (f.media < mediaJSON || f.media > mediaProtobuf || f.view < viewObject || f.view > viewMetadata || f.media == mediaProtobuf && f.view == viewTable) {
+			t.Fatalf("unknown format %+v", f)
 		}
 	})
 }

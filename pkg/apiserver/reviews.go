@@ -277,6 +277,11 @@ func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, gv schema.G
 		s.writeError(w, r, methodNotAllowed(r))
 		return true
 	}
+	f, err := s.negotiate(r, nil)
+	if err != nil {
+		s.writeError(w, r, err)
+		return true
+	}
 	opts, err := parseWriteOptions(r, "CreateOptions")
 	if err != nil {
 		s.writeError(w, r, err)
@@ -294,6 +299,6 @@ func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, gv schema.G
 	}
 	obj.GetObjectKind().SetGroupVersionKind(rr.gvk)
 	addWarnings(w, warnings)
-	writeJSON(w, http.StatusCreated, obj)
+	s.writeObject(w, r, http.StatusCreated, f, obj)
 	return true
 }

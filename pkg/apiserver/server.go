@@ -151,6 +151,9 @@ type Server struct {
 	// rawIsJSON is set when the Codec is storage.JSONCodec, so that the
 	// encoded objects of watch events can be sent as they are.
 	rawIsJSON bool
+	// protoEvents shares the protobuf encodings of watch event objects
+	// between watchers.
+	protoEvents protoEventCache
 
 	// openapiMu guards the default OpenAPI documents, built on request
 	// from openapiSet, the resource set they describe.

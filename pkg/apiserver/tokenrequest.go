@@ -36,7 +36,7 @@ const (
 // (with the uid given, if any), as kube-apiserver does. A dry run
 // validates everything and issues no token.
 func (s *Server) serveTokenRequest(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r)
+	f, err := s.negotiate(r, q.res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -22,7 +22,7 @@ var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 
 // serveUpdate handles PUT of an object, its status or its scale.
 func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r)
+	f, err := s.negotiate(r, q.res)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

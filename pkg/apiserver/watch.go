@@ -20,17 +20,27 @@ import (
 )
 
 // serveWatch streams the changes of a collection (or of one named object)
-// as newline-delimited JSON events until the client goes away, the
-// timeout passes, the storage ends the watch or the server shuts down.
+// until the client goes away, the timeout passes, the storage ends the
+// watch or the server shuts down: newline-delimited JSON events, or
+// length-delimited protobuf ones for a client that asks for protobuf (see
+// encodeProtobufEvent). YAML has no stream framing: a client that asks
+// for it first is answered 406, as kube-apiserver does.
 //
 // A resourceVersion too old to resume from is answered, as kube-apiserver
 // does, with a 200 stream holding one ERROR event whose Status is 410
 // Expired; clients then relist.
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r)
+	f, err := s.negotiate(r, q.res)
+	if err == nil && f.media == mediaYAML {
+		err = notAcceptableWatch()
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	contentType := f.media.contentType()
+	if f.media != mediaJSON {
+		contentType += ";stream=watch"
 	}
 	opts, err := parseListOptions(r, q)
 	if err != nil {
@@ -44,7 +54,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 	if t := opts.timeoutSeconds; t != nil && *t < 0 {
 		// kube-apiserver's watch timer fires at once for a negative
 		// timeout: the stream ends empty.
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", contentType)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -58,7 +68,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 			return
 		}
 		// Too old: a stream holding one ERROR event.
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", contentType)
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(s.encodeEvent(q.res, storage.Event{Type: watch.Error, Object: &se.ErrStatus}, f, tableOptions(r)))
 		return
@@ -66,7 +76,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 	defer watcher.Stop()
 
 	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
 	if err := rc.Flush(); err != nil {
@@ -119,31 +129,25 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, q *request) 
 	}
 }
 
-// encodeEvent renders one event as a JSON line.
+// encodeEvent renders one event as a JSON line or a protobuf frame.
 func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpts metav1.TableOptions) []byte {
+	if f.media == mediaProtobuf {
+		return s.encodeProtobufWatchEvent(res, ev, f)
+	}
 	var obj []byte
 	var err error
 	switch {
 	case ev.Type == watch.Error:
-		st, ok := ev.Object.(*metav1.Status)
-		if !ok {
-			st = &apierrors.NewInternalError(fmt.Errorf("watch error: %v", ev.Object)).ErrStatus
-		}
-		cp := *st
-		cp.Kind, cp.APIVersion = "Status", "v1"
-		if cp.Status == "" {
-			cp.Status = metav1.StatusFailure
-		}
-		obj, err = json.Marshal(&cp)
-	case f == formatTable && ev.Type != watch.Bookmark:
+		obj, err = json.Marshal(eventStatus(ev))
+	case f.view == viewTable && ev.Type != watch.Bookmark:
 		var table *metav1.Table
 		if table, err = s.toTable(ev.Object, tableOpts); err == nil {
-			table.APIVersion, table.Kind = metav1.SchemeGroupVersion.String(), "Table"
+			table.APIVersion, table.Kind = metav1.GroupName+"/"+f.version, "Table"
 			obj, err = json.Marshal(table)
 		}
-	case f == formatMetadata:
+	case f.view == viewMetadata:
 		var m runtime.Object
-		if m, err = toMetadata(ev.Object); err == nil {
+		if m, err = toMetadata(ev.Object, f.version); err == nil {
 			obj, err = json.Marshal(m)
 		}
 	case ev.Raw != nil && s.rawIsJSON && res.storedAsServed():
@@ -154,9 +158,7 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpt
 		}
 	}
 	if err != nil {
-		st := apierrors.NewInternalError(fmt.Errorf("encode watch event: %w", err)).ErrStatus
-		st.Kind, st.APIVersion = "Status", "v1"
-		obj, _ = json.Marshal(&st)
+		obj, _ = json.Marshal(encodeFailure(err))
 		ev.Type = watch.Error
 	}
 	// Written by hand: json.Marshal would re-validate and compact the
@@ -167,6 +169,79 @@ func (s *Server) encodeEvent(res *resource, ev storage.Event, f format, tableOpt
 	line = append(line, `,"object":`...)
 	line = append(line, obj...)
 	return append(line, "}\n"...)
+}
+
+// encodeProtobufWatchEvent renders one event as a protobuf frame. The
+// event's object is shared with other watchers: its kind is given to the
+// encoder rather than set on it, and its encoding is shared with them too
+// (see protoEventCache).
+func (s *Server) encodeProtobufWatchEvent(res *resource, ev storage.Event, f format) []byte {
+	var frame []byte
+	var err error
+	switch {
+	case ev.Type == watch.Error:
+		st := eventStatus(ev)
+		frame, err = encodeProtobufEvent(ev.Type, st, st.GroupVersionKind())
+	case ev.Type == watch.Bookmark:
+		// Bookmarks are not shared: nothing to remember.
+		obj, gvk, perr := protobufEventObject(res, ev, f)
+		if err = perr; err == nil {
+			frame, err = encodeProtobufEvent(ev.Type, obj, gvk)
+		}
+	default:
+		var env []byte
+		env, err = s.protoEvents.envelope(protoEventKey{obj: ev.Object, gvk: res.info.GVK, f: f}, func() ([]byte, error) {
+			obj, gvk, err := protobufEventObject(res, ev, f)
+			if err != nil {
+				return nil, err
+			}
+			return encodeProtobuf(obj, gvk)
+		})
+		if err == nil {
+			frame = protobufEventFrame(ev.Type, env)
+		}
+	}
+	if err != nil {
+		st := encodeFailure(err)
+		frame, _ = encodeProtobufEvent(watch.Error, st, st.GroupVersionKind())
+	}
+	return frame
+}
+
+// protobufEventObject is what a protobuf watcher gets of an event's
+// object, and its kind: the object itself, or its metadata.
+func protobufEventObject(res *resource, ev storage.Event, f format) (runtime.Object, schema.GroupVersionKind, error) {
+	if f.view == viewMetadata {
+		obj, err := toMetadata(ev.Object, f.version)
+		if err != nil {
+			return nil, schema.GroupVersionKind{}, err
+		}
+		return obj, obj.GetObjectKind().GroupVersionKind(), nil
+	}
+	return ev.Object, res.info.GVK, nil
+}
+
+// eventStatus is the Status of an Error event, with its kind and status
+// set (on a copy: the event is shared).
+func eventStatus(ev storage.Event) *metav1.Status {
+	st, ok := ev.Object.(*metav1.Status)
+	if !ok {
+		st = &apierrors.NewInternalError(fmt.Errorf("watch error: %v", ev.Object)).ErrStatus
+	}
+	cp := *st
+	cp.Kind, cp.APIVersion = "Status", "v1"
+	if cp.Status == "" {
+		cp.Status = metav1.StatusFailure
+	}
+	return &cp
+}
+
+// encodeFailure is the Status of an Error event sent in place of an event
+// that could not be encoded.
+func encodeFailure(err error) *metav1.Status {
+	st := apierrors.NewInternalError(fmt.Errorf("encode watch event: %w", err)).ErrStatus
+	st.Kind, st.APIVersion = "Status", "v1"
+	return &st
 }
 
 // withTypeMeta makes sure an encoded object starts with its kind and

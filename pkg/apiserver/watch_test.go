@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"sync"
@@ -34,6 +35,22 @@ const eventWait = 10 * time.Second
 
 func (e *testEnv) watch(path string, headers ...string) *watchStream {
 	e.t.Helper()
+	resp, events := streamEvents(e, path, headers, func(body io.Reader) func() (rawEvent, error) {
+		dec := json.NewDecoder(body)
+		return func() (rawEvent, error) {
+			var ev rawEvent
+			err := dec.Decode(&ev)
+			return ev, err
+		}
+	})
+	return &watchStream{events: events, code: resp.StatusCode}
+}
+
+// streamEvents opens a watch of path with headers (name, value pairs) and
+// sends what the function decode returns reads of the body on the channel
+// returned, until it fails (closing the channel) or the test ends.
+func streamEvents[T any](e *testEnv, path string, headers []string, decode func(io.Reader) func() (T, error)) (*http.Response, <-chan T) {
+	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "GET", e.http.URL+path, nil)
 	if err != nil {
@@ -47,14 +64,14 @@ func (e *testEnv) watch(path string, headers ...string) *watchStream {
 		cancel()
 		e.t.Fatal(err)
 	}
-	ch := make(chan rawEvent)
+	ch := make(chan T)
+	next := decode(resp.Body)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(ch)
-		dec := json.NewDecoder(resp.Body)
 		for {
-			var ev rawEvent
-			if err := dec.Decode(&ev); err != nil {
+			ev, err := next()
+			if err != nil {
 				return
 			}
 			select {
@@ -69,22 +86,30 @@ func (e *testEnv) watch(path string, headers ...string) *watchStream {
 		resp.Body.Close()
 		wg.Wait()
 	})
-	return &watchStream{events: ch, code: resp.StatusCode}
+	return resp, ch
 }
 
 // next returns the next event, failing the test if none comes.
 func (w *watchStream) next(t testing.TB) rawEvent {
 	t.Helper()
+	return nextOn(t, w.events)
+}
+
+// nextOn returns the next value of events, failing the test if none comes
+// or events is closed.
+func nextOn[T any](t testing.TB, events <-chan T) T {
+	t.Helper()
 	select {
-	case ev, ok := <-w.events:
+	case ev, ok := <-events:
 		if !ok {
 			t.Fatal("watch closed")
 		}
 		return ev
 	case <-time.After(eventWait):
-		t.Fatal("no watch event")
 	}
-	return rawEvent{}
+	t.Fatal("no watch event")
+	var zero T
+	return zero
 }
 
 // expectEvent reads the next event and checks its type and object name.
