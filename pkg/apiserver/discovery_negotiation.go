@@ -3,8 +3,6 @@ package apiserver
 import (
 	"encoding/json"
 	"net/http"
-	"sort"
-	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,76 +62,6 @@ func (m discoveryMediaType) encode(obj runtime.Object, gvk schema.GroupVersionKi
 	return append(data, '\n'), nil
 }
 
-// acceptClause is one media range of an Accept header.
-type acceptClause struct {
-	typ, subtyp string
-	q           float64
-	params      map[string]string
-}
-
-// acceptClauses is an Accept header's clauses, sortable into the order of
-// preference kube-apiserver's parser gives them.
-type acceptClauses []acceptClause
-
-func (c acceptClauses) Len() int      { return len(c) }
-func (c acceptClauses) Swap(i, j int) { c[i], c[j] = c[j], c[i] }
-
-// Less is kube-apiserver's comparison, kept as it is (it is not a strict
-// order when q and wildcards disagree) so that sort.Sort, the same
-// algorithm, yields the same order for the same header.
-func (c acceptClauses) Less(i, j int) bool {
-	a, b := c[i], c[j]
-	switch {
-	case a.q > b.q:
-		return true
-	case a.typ != "*" && b.typ == "*":
-		return true
-	case a.subtyp != "*" && b.subtyp == "*":
-		return true
-	}
-	return false
-}
-
-// parseDiscoveryAccept splits header into clauses in order of preference.
-// Malformed clauses are skipped; an unparsable q counts as 0.
-func parseDiscoveryAccept(header string) acceptClauses {
-	var out acceptClauses
-	for part := range strings.SplitSeq(header, ",") {
-		part = strings.Trim(part, " ")
-		mediaRange, rest, _ := strings.Cut(part, ";")
-		typ, subtyp, found := strings.Cut(mediaRange, "/")
-		typ = strings.Trim(typ, " ")
-		switch {
-		case !found && typ == "*":
-			subtyp = "*"
-		case !found || strings.Contains(subtyp, "/"):
-			continue
-		}
-		c := acceptClause{typ: typ, subtyp: strings.Trim(subtyp, " "), q: 1}
-		for rest != "" {
-			var p string
-			p, rest, _ = strings.Cut(rest, ";")
-			k, v, ok := strings.Cut(p, "=")
-			if !ok || strings.Contains(v, "=") {
-				continue
-			}
-			k = strings.Trim(k, " ")
-			if k == "q" {
-				q, _ := strconv.ParseFloat(v, 32)
-				c.q = q
-				continue
-			}
-			if c.params == nil {
-				c.params = map[string]string{}
-			}
-			c.params[k] = strings.Trim(v, " ")
-		}
-		out = append(out, c)
-	}
-	sort.Sort(out)
-	return out
-}
-
 // negotiateDiscovery picks the media type of a discovery response to a
 // request with the given Accept header: of the aggregated document when
 // aggregated is set, else of a legacy one. ok is false when no clause is
@@ -143,9 +71,10 @@ func negotiateDiscovery(header string, aggregated bool) (discoveryMediaType, boo
 		// No Accept: the first type, and never the aggregated document.
 		return discoveryMediaTypes[0], !aggregated
 	}
-	for _, c := range parseDiscoveryAccept(header) {
+	for _, c := range parseAccept(header) {
+		typ, subtyp, _ := strings.Cut(c.typ, "/")
 		for _, m := range discoveryMediaTypes {
-			if (c.typ != m.typ || (c.subtyp != m.subtyp && c.subtyp != "*")) && (c.typ != "*" || c.subtyp != "*") {
+			if (typ != m.typ || (subtyp != m.subtyp && subtyp != "*")) && (typ != "*" || subtyp != "*") {
 				continue
 			}
 			if clauseAllows(c.params, m, aggregated) {
