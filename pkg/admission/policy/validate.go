@@ -398,4 +398,3 @@ func message(act *admissioncel.Activation, cv compiledValidation, budget int64) 
 	}
 	return msg, budget, nil
 }
-
