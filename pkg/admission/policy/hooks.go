@@ -28,6 +28,8 @@ type engine struct {
 	resolver admission.Resolver
 	logger   *slog.Logger
 	clock    clock.PassiveClock
+	// timed is set when there are metrics to time evaluations for.
+	timed bool
 
 	// namespaces caches namespaceObject values by namespace name, valid
 	// while the namespace's resourceVersion is the same; the values are
@@ -42,7 +44,7 @@ func newEngine(cfg *admission.Config, name string) (*engine, error) {
 	if cfg == nil || cfg.Source == nil {
 		return nil, fmt.Errorf("%s needs a Source", name)
 	}
-	e := &engine{src: cfg.Source, authz: cfg.Authorizer, resolver: cfg.Resolver, logger: cfg.Logger, clock: cfg.Clock}
+	e := &engine{src: cfg.Source, authz: cfg.Authorizer, resolver: cfg.Resolver, logger: cfg.Logger, clock: cfg.Clock, timed: cfg.Metrics != nil}
 	if e.clock == nil {
 		e.clock = clock.RealClock{}
 	}
