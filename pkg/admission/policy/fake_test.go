@@ -42,6 +42,10 @@ func resourceOf(o runtime.Object) schema.GroupVersionResource {
 		return policiesResource
 	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 		return bindingsResource
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		return mutatingPoliciesResource
+	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+		return mutatingBindingsResource
 	case *corev1.Namespace:
 		return namespacesResource
 	case *corev1.ConfigMap:
