@@ -101,7 +101,9 @@ func newMutatingPlugin(t testing.TB, src *fakeSource, reg prometheus.Registerer)
 
 func TestMutateAsKubernetes(t *testing.T) {
 	ns := newNamespace("default", map[string]string{"env": "prod"})
-	ignoreFailures := func(s *admissionregistrationv1.MutatingAdmissionPolicySpec) { s.FailurePolicy = ptr(admissionregistrationv1.Ignore) }
+	ignoreFailures := func(s *admissionregistrationv1.MutatingAdmissionPolicySpec) {
+		s.FailurePolicy = ptr(admissionregistrationv1.Ignore)
+	}
 	withParams := func(s *admissionregistrationv1.MutatingAdmissionPolicySpec) {
 		s.ParamKind = &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}
 	}
@@ -355,4 +357,3 @@ apiserver_mutating_admission_policy_check_total{error_type="no_error",policy="p"
 		t.Error(err)
 	}
 }
-
