@@ -1,0 +1,134 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// createAdmissionConfig creates an admissionregistration.k8s.io/v1
+// object of resource and waits until admission sees it.
+func createAdmissionConfig(ctx context.Context, t *testing.T, e *testEnv, resource, body string) {
+	t.Helper()
+	r := e.do(http.MethodPost, "/apis/admissionregistration.k8s.io/v1/"+resource, body)
+	r.expect(t, http.StatusCreated, "")
+	var out struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	r.decode(t, &out)
+	if err := e.server.WaitForAdmission(ctx, admissionregistrationv1.SchemeGroupVersion.WithResource(resource), out.Metadata.ResourceVersion); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mutatingPolicy(name, extra, mutations string) string {
+	return `{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+  "metadata": {"name": "` + name + `"},
+  "spec": {` + extra + `
+    "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["deployments"]}]},
+    "mutations": [` + mutations + `]}}`
+}
+
+func mutatingBinding(name, policy, namespace, extra string) string {
+	return `{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicyBinding",
+  "metadata": {"name": "` + name + `"},
+  "spec": {"policyName": "` + policy + `", ` + extra + `
+    "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "` + namespace + `"}}}}}`
+}
+
+const (
+	mapPolicies = "mutatingadmissionpolicies"
+	mapBindings = "mutatingadmissionpolicybindings"
+)
+
+func TestMutatingAdmissionPolicyThroughTheServer(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := runControllers(t, e)
+	for _, ns := range []string{"mutate", "fail", "ignore"} {
+		e.do(http.MethodPost, "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": ns}}).expect(t, http.StatusCreated, "")
+	}
+	e.do(http.MethodPost, "/api/v1/namespaces/mutate/configmaps",
+		`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "team"}, "data": {"name": "blue"}}`).expect(t, http.StatusCreated, "")
+	// Policies apply in name order: "a-count" counts labels, and, with
+	// IfNeeded, runs again after "b-defaults" added some.
+	createAdmissionConfig(ctx, t, e, mapPolicies, mutatingPolicy("a-count", `"reinvocationPolicy": "IfNeeded",`,
+		`{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{metadata: Object.metadata{annotations: {\"labels\": string(has(object.metadata.labels) ? size(object.metadata.labels) : 0)}}}"}}`))
+	createAdmissionConfig(ctx, t, e, mapBindings, mutatingBinding("a-count", "a-count", "mutate", ""))
+	createAdmissionConfig(ctx, t, e, mapPolicies, mutatingPolicy("b-defaults",
+		`"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}, "reinvocationPolicy": "Never",`,
+		`{"patchType": "JSONPatch", "jsonPatch": {"expression": "[JSONPatch{op: \"replace\", path: \"/spec/replicas\", value: 3}]"}},
+		 {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{metadata: Object.metadata{labels: {\"team\": params.data.name}}, spec: Object.spec{template: Object.spec.template{spec: Object.spec.template.spec{containers: [Object.spec.template.spec.containers{name: \"c\", imagePullPolicy: \"Always\"}, Object.spec.template.spec.containers{name: \"sidecar\", image: \"proxy:1\"}]}}}}"}}`))
+	createAdmissionConfig(ctx, t, e, mapBindings, mutatingBinding("b-defaults", "b-defaults", "mutate",
+		`"paramRef": {"name": "team", "parameterNotFoundAction": "Deny"},`))
+
+	r := e.do(http.MethodPost, deployPath("mutate", ""), testDeployment("web", 1))
+	r.expect(t, http.StatusCreated, "")
+	var d appsv1.Deployment
+	r.decode(t, &d)
+	if *d.Spec.Replicas != 3 {
+		t.Errorf("replicas = %d, want 3 (JSONPatch)", *d.Spec.Replicas)
+	}
+	if d.Labels["team"] != "blue" {
+		t.Errorf("labels = %v, want team=blue (ApplyConfiguration with params)", d.Labels)
+	}
+	if got := d.Annotations["labels"]; got != "1" {
+		t.Errorf("annotation labels = %q, want 1 (a-count reinvoked after b-defaults added one)", got)
+	}
+	cs := d.Spec.Template.Spec.Containers
+	if len(cs) != 2 || cs[0].Name != "c" || cs[0].Image != "nginx:1.25" || cs[0].ImagePullPolicy != "Always" || cs[1].Name != "sidecar" || cs[1].Image != "proxy:1" {
+		t.Errorf("containers = %+v, want c merged by name (its image kept) and sidecar added", cs)
+	}
+	if cs[1].TerminationMessagePath == "" {
+		t.Errorf("the added container was not defaulted: %+v", cs[1])
+	}
+	// A deployment the binding does not select is left alone.
+	r = e.do(http.MethodPost, deployPath("fail", ""), testDeployment("web", 1))
+	r.expect(t, http.StatusCreated, "")
+	var other appsv1.Deployment
+	r.decode(t, &other)
+	if *other.Spec.Replicas != 1 || other.Labels["team"] != "" {
+		t.Errorf("deployment in another namespace mutated: replicas %d labels %v", *other.Spec.Replicas, other.Labels)
+	}
+}
+
+func TestMutatingAdmissionPolicyFailurePolicy(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := runControllers(t, e)
+	for _, ns := range []string{"fail", "ignore"} {
+		e.do(http.MethodPost, "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": ns}}).expect(t, http.StatusCreated, "")
+	}
+	// spec.selector is an atomic struct: apply configurations may not set it
+	const atomic = `{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{spec: Object.spec{selector: Object.spec.selector{matchLabels: {\"app\": \"other\"}}}}"}}`
+	createAdmissionConfig(ctx, t, e, mapPolicies, mutatingPolicy("fail", `"failurePolicy": "Fail", "reinvocationPolicy": "Never",`, atomic))
+	createAdmissionConfig(ctx, t, e, mapBindings, mutatingBinding("fail", "fail", "fail", ""))
+	createAdmissionConfig(ctx, t, e, mapPolicies, mutatingPolicy("ignore", `"failurePolicy": "Ignore", "reinvocationPolicy": "Never",`, atomic))
+	createAdmissionConfig(ctx, t, e, mapBindings, mutatingBinding("ignore", "ignore", "ignore", ""))
+
+	r := e.do(http.MethodPost, deployPath("fail", ""), testDeployment("web", 1))
+	r.expect(t, http.StatusForbidden, metav1.StatusReasonInvalid)
+	st := r.status(t)
+	const want = "policy 'fail' with binding 'fail' denied request: error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.selector"
+	if st.Message != want {
+		t.Errorf("message = %q, want %q", st.Message, want)
+	}
+	if st.Details == nil || len(st.Details.Causes) != 1 || st.Details.Causes[0].Message != want {
+		t.Errorf("details = %+v", st.Details)
+	}
+	e.do(http.MethodGet, deployPath("fail", "web"), nil).expect(t, http.StatusNotFound, metav1.StatusReasonNotFound)
+
+	r = e.do(http.MethodPost, deployPath("ignore", ""), testDeployment("web", 1))
+	r.expect(t, http.StatusCreated, "")
+	var d appsv1.Deployment
+	r.decode(t, &d)
+	if got := d.Spec.Selector.MatchLabels["app"]; got != "web" {
+		t.Errorf("selector app = %q, want web (the failed mutation ignored)", got)
+	}
+	if strings.Contains(string(r.body), "other") {
+		t.Errorf("the ignored mutation left a trace: %s", r.body)
+	}
+}
