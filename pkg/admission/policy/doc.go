@@ -34,7 +34,7 @@
 //
 // Policies and bindings are read from the admission Source and compiled
 // once per revision of their lists (a policy is recompiled when its
-// resourceVersion changes). The plugin is safe for concurrent use and
-// starts no goroutines; RunStatus is the loop that writes the policies'
-// type-checking status.
+// resourceVersion changes). The plugins are safe for concurrent use and
+// start no goroutines; RunStatus is the loop that writes the validating
+// policies' type-checking status.
 package policy

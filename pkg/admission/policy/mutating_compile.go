@@ -30,15 +30,11 @@ type compiledMutation struct {
 // compileMutating compiles spec's variables (first, in order), its
 // matchConditions and its mutations, each typed as its patchType wants.
 func compileMutating(spec *admissionregistrationv1.MutatingAdmissionPolicySpec) *compiledMutating {
-	c, err := admissioncel.NewCompiler(admissioncel.Options{Params: spec.ParamKind != nil, Composition: true, Mutation: true})
+	c, conds, err := newPolicyCompiler(admissioncel.Options{Params: spec.ParamKind != nil, Composition: true, Mutation: true}, spec.Variables, spec.MatchConditions)
 	if err != nil {
 		return &compiledMutating{err: err}
 	}
-	out := &compiledMutating{compiler: c}
-	for _, v := range spec.Variables {
-		c.AddVariable(v.Name, v.Expression)
-	}
-	out.matchConditions = c.CompileConditions(spec.MatchConditions)
+	out := &compiledMutating{compiler: c, matchConditions: conds}
 	for _, m := range spec.Mutations {
 		cm := compiledMutation{patchType: m.PatchType}
 		switch {

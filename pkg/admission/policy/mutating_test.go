@@ -62,13 +62,8 @@ func newMutatingPolicy(name string, mutate func(*admissionregistrationv1.Mutatin
 	p := &admissionregistrationv1.MutatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1},
 		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-			FailurePolicy: ptr(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				NamespaceSelector: &metav1.LabelSelector{},
-				ObjectSelector:    &metav1.LabelSelector{},
-				MatchPolicy:       ptr(admissionregistrationv1.Equivalent),
-				ResourceRules:     []admissionregistrationv1.NamedRuleWithOperations{deploymentRule()},
-			},
+			FailurePolicy:      ptr(admissionregistrationv1.Fail),
+			MatchConstraints:   deploymentConstraints(),
 			Mutations:          mutations,
 			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
 		},
