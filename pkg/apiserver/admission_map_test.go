@@ -8,6 +8,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -131,4 +132,46 @@ func TestMutatingAdmissionPolicyFailurePolicy(t *testing.T) {
 	if strings.Contains(string(r.body), "other") {
 		t.Errorf("the ignored mutation left a trace: %s", r.body)
 	}
+}
+
+func TestAdmissionMergerAsServerSideApply(t *testing.T) {
+	e := newTestEnv(t)
+	m := admissionMerger{e.server}
+	gvk := appsv1.SchemeGroupVersion.WithKind("Deployment")
+	d := testDeployment("web", 1)
+	d.TypeMeta = metav1.TypeMeta{}
+	containers := func(cs ...map[string]any) map[string]any {
+		return map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": toAny(cs)}}}}
+	}
+	out, err := m.Merge(gvk, d, containers(map[string]any{"name": "c", "imagePullPolicy": "Always"}, map[string]any{"name": "s", "image": "proxy:1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := out.(*appsv1.Deployment)
+	if !ok {
+		t.Fatalf("merged a %T", out)
+	}
+	cs := got.Spec.Template.Spec.Containers
+	if len(cs) != 2 || cs[0].Image != "nginx:1.25" || cs[0].ImagePullPolicy != "Always" || cs[1].Name != "s" {
+		t.Errorf("containers = %+v, want c kept and merged, s appended", cs)
+	}
+	if len(d.Spec.Template.Spec.Containers) != 1 || d.Spec.Template.Spec.Containers[0].ImagePullPolicy != "" {
+		t.Errorf("the object merged into was changed: %+v", d.Spec.Template.Spec.Containers)
+	}
+	_, err = m.Merge(gvk, d, containers(map[string]any{"name": "c", "command": []any{"sh"}}))
+	if err == nil || !strings.Contains(err.Error(), "may not mutate atomic arrays, maps or structs: .spec.template.spec.containers[0].command") {
+		t.Errorf("setting an atomic list: %v", err)
+	}
+	_, err = m.Merge(appsv1.SchemeGroupVersion.WithKind("Nothing"), d, map[string]any{})
+	if !apierrors.IsServiceUnavailable(err) {
+		t.Errorf("an unknown kind: %v, want ServiceUnavailable", err)
+	}
+}
+
+func toAny(ms []map[string]any) []any {
+	out := make([]any, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
 }
