@@ -175,3 +175,31 @@ func toAny(ms []map[string]any) []any {
 	}
 	return out
 }
+
+func TestMutatingAdmissionPolicyOnCustomResources(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := runControllers(t, e)
+	e.createCRD(testCRD())
+	createAdmissionConfig(ctx, t, e, mapPolicies, `{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+  "metadata": {"name": "widgets"},
+  "spec": {"reinvocationPolicy": "Never",
+    "matchConstraints": {"resourceRules": [{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["widgets"]}]},
+    "mutations": [
+      {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{spec: Object.spec{color: \"blue\"}}"}},
+      {"patchType": "JSONPatch", "jsonPatch": {"expression": "[JSONPatch{op: \"replace\", path: \"/spec/replicas\", value: object.spec.replicas * 2}]"}}]}}`)
+	createAdmissionConfig(ctx, t, e, mapBindings, `{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicyBinding",
+  "metadata": {"name": "widgets"}, "spec": {"policyName": "widgets"}}`)
+
+	r := e.do(http.MethodPost, widgetsPath, widget("w", 2, "red"))
+	r.expect(t, http.StatusCreated, "")
+	var got struct {
+		Spec struct {
+			Replicas int64  `json:"replicas"`
+			Color    string `json:"color"`
+		} `json:"spec"`
+	}
+	r.decode(t, &got)
+	if got.Spec.Color != "blue" || got.Spec.Replicas != 4 {
+		t.Errorf("spec = %+v, want color blue (ApplyConfiguration) and replicas 4 (JSONPatch)", got.Spec)
+	}
+}
