@@ -203,3 +203,23 @@ func TestMutatingAdmissionPolicyOnCustomResources(t *testing.T) {
 		t.Errorf("spec = %+v, want color blue (ApplyConfiguration) and replicas 4 (JSONPatch)", got.Spec)
 	}
 }
+
+func TestMutatingAdmissionPolicyOnTheScaleSubresource(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := runControllers(t, e)
+	createAdmissionConfig(ctx, t, e, mapPolicies, `{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+  "metadata": {"name": "scale"},
+  "spec": {"reinvocationPolicy": "Never",
+    "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["deployments/scale"]}]},
+    "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{spec: Object.spec{replicas: object.spec.replicas + 1}}"}}]}}`)
+	createAdmissionConfig(ctx, t, e, mapBindings, `{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicyBinding",
+  "metadata": {"name": "scale"}, "spec": {"policyName": "scale"}}`)
+	e.do(http.MethodPost, deployPath("default", ""), testDeployment("web", 1)).expect(t, http.StatusCreated, "")
+	r := e.do(http.MethodPatch, deployPath("default", "web")+"/scale", `{"spec": {"replicas": 4}}`, "Content-Type", "application/merge-patch+json")
+	r.expect(t, http.StatusOK, "")
+	var d appsv1.Deployment
+	e.do(http.MethodGet, deployPath("default", "web"), nil).decode(t, &d)
+	if *d.Spec.Replicas != 5 {
+		t.Errorf("replicas = %d, want 5 (4 asked, one added by the policy on the Scale)", *d.Spec.Replicas)
+	}
+}

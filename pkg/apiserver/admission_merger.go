@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,6 +55,20 @@ func (m admissionMerger) Merge(gvk schema.GroupVersionKind, obj runtime.Object, 
 	out, err := tc.FromTyped(merged, gvk)
 	if err != nil {
 		return nil, fmt.Errorf("failed to convert typed object to object: %w", err)
+	}
+	if u, ok := out.(*unstructured.Unstructured); ok {
+		if _, wasUnstructured := obj.(*unstructured.Unstructured); !wasUnstructured {
+			// a kind without a Go type of its own in the converter
+			// (Scale): back to obj's
+			typed, ok := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)
+			if !ok {
+				return nil, fmt.Errorf("failed to convert typed object to object: no new %T", obj)
+			}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+				return nil, fmt.Errorf("failed to convert typed object to object: %w", err)
+			}
+			out = typed
+		}
 	}
 	return out, nil
 }

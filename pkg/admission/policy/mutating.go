@@ -275,6 +275,10 @@ func (m *Mutating) dispatch(ctx context.Context, r *request, invs []invocation) 
 			continue
 		}
 		if cur != nil && iv.inv.Kind != curKind {
+			if a.Objects == nil {
+				errs = append(errs, policyError{policy: h.policy, err: fmt.Errorf("failed to configure policy: failed to convert object version: no conversion of %s to %s", curKind, iv.inv.Kind)})
+				continue
+			}
 			converted, err := a.Objects.ConvertTo(cur, iv.inv.Kind)
 			if err != nil {
 				errs = append(errs, policyError{policy: h.policy, err: fmt.Errorf("failed to configure policy: failed to convert object version: %w", err)})
