@@ -15,6 +15,11 @@ var ErrBadPatch = errors.New("malformed patch")
 // ErrCannotApply marks a well-formed patch that does not apply to the document.
 var ErrCannotApply = errors.New("patch cannot be applied")
 
+// ErrTestFailed is wrapped (beside ErrCannotApply) by the error of a patch
+// whose test operation failed: callers may treat it apart (a
+// MutatingAdmissionPolicy's patch is then not applied, without error).
+var ErrTestFailed = errors.New("test failed")
+
 // maxOperations bounds a JSON patch, as kube-apiserver does.
 const maxOperations = 10000
 
@@ -185,7 +190,7 @@ func JSONPatch(doc, patch []byte) ([]byte, error) {
 			}
 			var cur any
 			if cur, err = get(d, path); err == nil && !equal(cur, v) {
-				err = fmt.Errorf("%w: test failed at %q", ErrCannotApply, *op.Path)
+				err = fmt.Errorf("%w: %w at %q", ErrCannotApply, ErrTestFailed, *op.Path)
 			}
 		default:
 			return nil, fmt.Errorf("%w: operation %d: unknown op %q", ErrBadPatch, i, op.Op)

@@ -76,10 +76,27 @@ type Config struct {
 	// Conditions compiles webhooks' matchConditions; nil makes a webhook
 	// with matchConditions fail as its failurePolicy says.
 	Conditions ConditionCompiler
+	// Merger merges apply configurations into objects by the schemas of
+	// the resources the server serves (MutatingAdmissionPolicy's
+	// ApplyConfiguration mutations); nil makes every such mutation fail
+	// as its policy's failurePolicy says.
+	Merger Merger
 	// DefaultTolerationSeconds is the toleration of not-ready and
 	// unreachable nodes DefaultTolerationSeconds adds (300 by default).
 	DefaultNotReadyTolerationSeconds    int64
 	DefaultUnreachableTolerationSeconds int64
+}
+
+// Merger merges apply configurations into objects as server-side apply
+// merges them. It is safe for concurrent use.
+type Merger interface {
+	// Merge returns a new object: obj, of kind gvk, with config (an apply
+	// configuration of the same kind, as JSON-like maps) merged in by the
+	// kind's schema (list types and map keys). An apply configuration
+	// that sets an atomic list, map or struct is an error, as is one that
+	// does not fit the schema; an error for a kind the server does not
+	// know is an *apierrors.StatusError. obj is not changed.
+	Merge(gvk schema.GroupVersionKind, obj runtime.Object, config map[string]any) (runtime.Object, error)
 }
 
 // Resolver answers questions about the resources the server serves.
@@ -112,6 +129,7 @@ const (
 	Priority                   = "Priority"
 	DefaultTolerationSeconds   = "DefaultTolerationSeconds"
 	DefaultStorageClass        = "DefaultStorageClass"
+	MutatingAdmissionPolicy    = "MutatingAdmissionPolicy"
 	MutatingAdmissionWebhook   = "MutatingAdmissionWebhook"
 	ValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
 	ValidatingAdmissionWebhook = "ValidatingAdmissionWebhook"
@@ -131,6 +149,7 @@ var OrderedPlugins = []string{
 	Priority,
 	DefaultTolerationSeconds,
 	DefaultStorageClass,
+	MutatingAdmissionPolicy,
 	MutatingAdmissionWebhook,
 	ValidatingAdmissionPolicy,
 	ValidatingAdmissionWebhook,
@@ -139,7 +158,8 @@ var OrderedPlugins = []string{
 }
 
 // DefaultOnPlugins are the plugins enabled unless disabled, as in
-// kube-apiserver.
+// kube-apiserver (MutatingAdmissionPolicy, generally available since
+// Kubernetes 1.36, with them).
 var DefaultOnPlugins = []string{
 	NamespaceLifecycle,
 	LimitRanger,
@@ -148,6 +168,7 @@ var DefaultOnPlugins = []string{
 	Priority,
 	DefaultTolerationSeconds,
 	DefaultStorageClass,
+	MutatingAdmissionPolicy,
 	MutatingAdmissionWebhook,
 	ValidatingAdmissionPolicy,
 	ValidatingAdmissionWebhook,

@@ -13,6 +13,6 @@
 // Source the server provides, which follows the stored objects in memory.
 //
 // The subpackages are the plugins: webhook (MutatingAdmissionWebhook and
-// ValidatingAdmissionWebhook), policy (ValidatingAdmissionPolicy) and the
-// built-in ones under plugins/.
+// ValidatingAdmissionWebhook), policy (ValidatingAdmissionPolicy and
+// MutatingAdmissionPolicy) and the built-in ones under plugins/.
 package admission

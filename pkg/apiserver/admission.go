@@ -71,6 +71,7 @@ var admissionPlugins = admission.Plugins{
 	admission.ValidatingAdmissionWebhook: webhook.NewValidating,
 	admission.ResourceQuota:              resourcequota.New,
 	admission.ValidatingAdmissionPolicy:  policy.NewValidating,
+	admission.MutatingAdmissionPolicy:    policy.NewMutating,
 }
 
 // alwaysAdmit is kube's deprecated AlwaysAdmit: it changes nothing.
@@ -117,6 +118,7 @@ func (s *Server) setupAdmission() error {
 		Metrics:                             s.cfg.Registerer,
 		Logger:                              s.log,
 		Resolver:                            admissionResolver{s},
+		Merger:                              admissionMerger{s},
 		DefaultNotReadyTolerationSeconds:    s.cfg.Admission.DefaultNotReadyTolerationSeconds,
 		DefaultUnreachableTolerationSeconds: s.cfg.Admission.DefaultUnreachableTolerationSeconds,
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -33,22 +32,9 @@ func TestValidatingAdmissionPolicyThroughTheServer(t *testing.T) {
 	for _, ns := range []string{"deny", "warn"} {
 		e.do(http.MethodPost, "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": ns}}).expect(t, http.StatusCreated, "")
 	}
-	var last metav1.ObjectMeta
-	create := func(path, body, resource string) {
-		r := e.do(http.MethodPost, path, body)
-		r.expect(t, http.StatusCreated, "")
-		var out struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-		}
-		r.decode(t, &out)
-		last = out.Metadata
-		if err := e.server.WaitForAdmission(ctx, admissionregistrationv1.SchemeGroupVersion.WithResource(resource), last.ResourceVersion); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", replicaLimitPolicy, "validatingadmissionpolicies")
-	create("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", binding("deny", "Deny"), "validatingadmissionpolicybindings")
-	create("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", binding("warn", "Warn"), "validatingadmissionpolicybindings")
+	createAdmissionConfig(ctx, t, e, "validatingadmissionpolicies", replicaLimitPolicy)
+	createAdmissionConfig(ctx, t, e, "validatingadmissionpolicybindings", binding("deny", "Deny"))
+	createAdmissionConfig(ctx, t, e, "validatingadmissionpolicybindings", binding("warn", "Warn"))
 
 	r := e.do(http.MethodPost, deployPath("deny", ""), testDeployment("big", 10))
 	r.expect(t, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid)
@@ -76,27 +62,16 @@ func TestValidatingAdmissionPolicyThroughTheServer(t *testing.T) {
 func TestAdmissionWarningsOnDelete(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := runControllers(t, e)
-	create := func(path, body, resource string) {
-		r := e.do(http.MethodPost, path, body)
-		r.expect(t, http.StatusCreated, "")
-		var out struct {
-			Metadata metav1.ObjectMeta `json:"metadata"`
-		}
-		r.decode(t, &out)
-		if err := e.server.WaitForAdmission(ctx, admissionregistrationv1.SchemeGroupVersion.WithResource(resource), out.Metadata.ResourceVersion); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", `{
+	createAdmissionConfig(ctx, t, e, "validatingadmissionpolicies", `{
   "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
   "metadata": {"name": "keep-marked"},
   "spec": {"failurePolicy": "Fail",
     "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]}]},
-    "validations": [{"expression": "!has(oldObject.metadata.labels) || !('keep' in oldObject.metadata.labels)", "message": "this config map is marked keep"}]}}`, "validatingadmissionpolicies")
-	create("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", `{
+    "validations": [{"expression": "!has(oldObject.metadata.labels) || !('keep' in oldObject.metadata.labels)", "message": "this config map is marked keep"}]}}`)
+	createAdmissionConfig(ctx, t, e, "validatingadmissionpolicybindings", `{
   "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
   "metadata": {"name": "keep-marked"},
-  "spec": {"policyName": "keep-marked", "validationActions": ["Warn"]}}`, "validatingadmissionpolicybindings")
+  "spec": {"policyName": "keep-marked", "validationActions": ["Warn"]}}`)
 	for _, name := range []string{"a", "b"} {
 		e.do(http.MethodPost, "/api/v1/namespaces/default/configmaps", map[string]any{"metadata": map[string]any{"name": name, "labels": map[string]string{"keep": "yes"}}}).expect(t, http.StatusCreated, "")
 	}

@@ -39,10 +39,13 @@ type Options struct {
 	Params bool
 	// Composition declares variables: the expressions of a policy.
 	Composition bool
+	// Mutation declares the types of mutations (JSONPatch, Object) and
+	// jsonpatch.escapeKey: the expressions of a MutatingAdmissionPolicy.
+	Mutation bool
 }
 
 // envKey says which optional variables an environment declares.
-type envKey struct{ params, authorizer bool }
+type envKey struct{ params, authorizer, mutation bool }
 
 // baseEnvs are the environments of admission expressions, built once:
 // with and without params, with and without the authorizer (which
@@ -73,10 +76,28 @@ var baseEnvs = sync.OnceValues(func() (map[envKey]*cel.Env, error) {
 			if authz {
 				opts = append(opts, cel.Variable(AuthorizerVar, AuthorizerType), cel.Variable(RequestResourceAuthorizerVar, ResourceCheckType))
 			}
-			if out[envKey{params, authz}], err = common.Extend(opts...); err != nil {
+			if out[envKey{params: params, authorizer: authz}], err = common.Extend(opts...); err != nil {
 				return nil, err
 			}
 		}
+	}
+	return out, nil
+})
+
+// mutationEnvs are baseEnvs with the mutation library, built once.
+var mutationEnvs = sync.OnceValues(func() (map[envKey]*cel.Env, error) {
+	envs, err := baseEnvs()
+	if err != nil {
+		return nil, err
+	}
+	out := map[envKey]*cel.Env{}
+	for k, env := range envs {
+		e, err := env.Extend(cel.Lib(mutationLibrary{}), cel.CustomTypeProvider(mutationProvider{base: env.CELTypeProvider()}))
+		if err != nil {
+			return nil, err
+		}
+		k.mutation = true
+		out[k] = e
 	}
 	return out, nil
 })
@@ -105,10 +126,13 @@ type namedProgram struct {
 // declares.
 func NewCompiler(opts Options) (*Compiler, error) {
 	envs, err := baseEnvs()
+	if opts.Mutation {
+		envs, err = mutationEnvs()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)
 	}
-	c := &Compiler{env: envs[envKey{opts.Params, true}], noAuthz: envs[envKey{opts.Params, false}]}
+	c := &Compiler{env: envs[envKey{opts.Params, true, opts.Mutation}], noAuthz: envs[envKey{opts.Params, false, opts.Mutation}]}
 	if opts.Composition {
 		c.vars = &variablesProvider{base: c.env.CELTypeProvider(), fields: map[string]*types.Type{}}
 		withVars := func(env *cel.Env) (*cel.Env, error) {

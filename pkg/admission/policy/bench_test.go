@@ -64,3 +64,22 @@ func BenchmarkCompile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMutate measures a matching MutatingAdmissionPolicy applying a
+// JSON patch and an apply configuration to a deployment.
+func BenchmarkMutate(b *testing.B) {
+	src := newFakeSource(newNamespace("default", nil),
+		newMutatingPolicy("p", nil,
+			jsonPatch(`[JSONPatch{op: "replace", path: "/spec/replicas", value: 3}]`),
+			applyConfiguration(`Object{metadata: Object.metadata{labels: {"team": "blue"}}}`)),
+		newMutatingBinding("b", "p", nil))
+	p := newMutatingPlugin(b, src, nil)
+	ctx := context.Background()
+	d := newDeployment("web", 1, map[string]string{"app": "web"})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.Admit(ctx, createAttrs(d)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

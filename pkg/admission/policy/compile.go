@@ -30,18 +30,28 @@ type compiledAudit struct {
 	value *admissioncel.Program
 }
 
+// newPolicyCompiler returns the compiler of a policy's expressions, its
+// variables added (first, in order, so that the other expressions and
+// later variables can read them), and its matchConditions compiled.
+func newPolicyCompiler(opts admissioncel.Options, vars []admissionregistrationv1.Variable, conds []admissionregistrationv1.MatchCondition) (*admissioncel.Compiler, *admissioncel.CompiledConditions, error) {
+	c, err := admissioncel.NewCompiler(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range vars {
+		c.AddVariable(v.Name, v.Expression)
+	}
+	return c, c.CompileConditions(conds), nil
+}
+
 // compile compiles the expressions of spec: its variables first, in
 // order, so that the others (and later variables) can read them.
 func compile(spec *admissionregistrationv1.ValidatingAdmissionPolicySpec) *compiled {
-	c, err := admissioncel.NewCompiler(admissioncel.Options{Params: spec.ParamKind != nil, Composition: true})
+	c, conds, err := newPolicyCompiler(admissioncel.Options{Params: spec.ParamKind != nil, Composition: true}, spec.Variables, spec.MatchConditions)
 	if err != nil {
 		return &compiled{err: err}
 	}
-	out := &compiled{compiler: c}
-	for _, v := range spec.Variables {
-		c.AddVariable(v.Name, v.Expression)
-	}
-	out.matchConditions = c.CompileConditions(spec.MatchConditions)
+	out := &compiled{compiler: c, matchConditions: conds}
 	for _, v := range spec.Validations {
 		cv := compiledValidation{spec: v, expr: c.Compile(v.Expression, cel.BoolType)}
 		if v.MessageExpression != "" {

@@ -42,6 +42,10 @@ func resourceOf(o runtime.Object) schema.GroupVersionResource {
 		return policiesResource
 	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 		return bindingsResource
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		return mutatingPoliciesResource
+	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+		return mutatingBindingsResource
 	case *corev1.Namespace:
 		return namespacesResource
 	case *corev1.ConfigMap:
@@ -108,18 +112,24 @@ func deploymentRule() admissionregistrationv1.NamedRuleWithOperations {
 	}}
 }
 
+// deploymentConstraints match creates and updates of apps/v1
+// deployments, everywhere.
+func deploymentConstraints() *admissionregistrationv1.MatchResources {
+	return &admissionregistrationv1.MatchResources{
+		NamespaceSelector: &metav1.LabelSelector{},
+		ObjectSelector:    &metav1.LabelSelector{},
+		MatchPolicy:       ptr(admissionregistrationv1.Equivalent),
+		ResourceRules:     []admissionregistrationv1.NamedRuleWithOperations{deploymentRule()},
+	}
+}
+
 func newPolicy(name string, mutate func(*admissionregistrationv1.ValidatingAdmissionPolicySpec), validations ...admissionregistrationv1.Validation) *admissionregistrationv1.ValidatingAdmissionPolicy {
 	p := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr(admissionregistrationv1.Fail),
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				NamespaceSelector: &metav1.LabelSelector{},
-				ObjectSelector:    &metav1.LabelSelector{},
-				MatchPolicy:       ptr(admissionregistrationv1.Equivalent),
-				ResourceRules:     []admissionregistrationv1.NamedRuleWithOperations{deploymentRule()},
-			},
-			Validations: validations,
+			FailurePolicy:    ptr(admissionregistrationv1.Fail),
+			MatchConstraints: deploymentConstraints(),
+			Validations:      validations,
 		},
 	}
 	if mutate != nil {

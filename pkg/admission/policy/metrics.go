@@ -38,28 +38,40 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return nil, nil
 	}
-	labels := []string{"policy", "policy_binding", "error_type", "enforcement_action"}
-	checks, err := registerOrReuse(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: "apiserver",
-		Subsystem: "validating_admission_policy",
-		Name:      "check_total",
-		Help:      "Validations of admission policies that failed or erred, by policy, binding, error type and the action taken (allow, deny, warn or audit).",
-	}, labels))
-	if err != nil {
-		return nil, err
-	}
-	latency, err := registerOrReuse(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: "apiserver",
-		Subsystem: "validating_admission_policy",
-		Name:      "check_duration_seconds",
-		Help:      "Time the validation expressions counted by check_total took, in seconds, with its labels.",
-		// Kubernetes' buckets
-		Buckets: []float64{0.0000005, 0.001, 0.01, 0.1, 1.0},
-	}, labels))
+	checks, latency, err := registerChecks(reg, "validating_admission_policy",
+		[]string{"policy", "policy_binding", "error_type", "enforcement_action"},
+		"Validations of admission policies that failed or erred, by policy, binding, error type and the action taken (allow, deny, warn or audit).",
+		"Time the validation expressions counted by check_total took, in seconds, with its labels.")
 	if err != nil {
 		return nil, err
 	}
 	return &metrics{checks: checks, latency: latency}, nil
+}
+
+// registerChecks registers (or finds) a policy plugin's check_total and
+// check_duration_seconds in subsystem, with labels.
+func registerChecks(reg prometheus.Registerer, subsystem string, labels []string, checkHelp, latencyHelp string) (*prometheus.CounterVec, *prometheus.HistogramVec, error) {
+	checks, err := registerOrReuse(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "apiserver",
+		Subsystem: subsystem,
+		Name:      "check_total",
+		Help:      checkHelp,
+	}, labels))
+	if err != nil {
+		return nil, nil, err
+	}
+	latency, err := registerOrReuse(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "apiserver",
+		Subsystem: subsystem,
+		Name:      "check_duration_seconds",
+		Help:      latencyHelp,
+		// Kubernetes' buckets
+		Buckets: []float64{0.0000005, 0.001, 0.01, 0.1, 1.0},
+	}, labels))
+	if err != nil {
+		return nil, nil, err
+	}
+	return checks, latency, nil
 }
 
 func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
@@ -74,7 +86,7 @@ func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C,
 		}
 	}
 	var zero C
-	return zero, fmt.Errorf("registering ValidatingAdmissionPolicy metrics: %w", err)
+	return zero, fmt.Errorf("registering admission policy metrics: %w", err)
 }
 
 // observe records one decision acted on.
@@ -90,12 +102,18 @@ func (m *metrics) observe(policy, binding string, d decision, action string) {
 // errorType classifies a decision as Kubernetes does, by its message: a
 // plain failed validation counts as invalid_error there too.
 func errorType(d decision) string {
-	switch {
-	case !d.deny && !d.evalErr:
+	if !d.deny && !d.evalErr {
 		return errorTypeNone
-	case strings.HasPrefix(d.message, "compilation"):
+	}
+	return errorTypeOf(d.message)
+}
+
+// errorTypeOf classifies an error message.
+func errorTypeOf(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "compilation"):
 		return errorTypeCompile
-	case strings.HasPrefix(d.message, "validation failed due to running out of cost budget"):
+	case strings.Contains(msg, "running out of cost budget"), strings.Contains(msg, "runtime cost could not be calculated"):
 		return errorTypeOutOfBudget
 	}
 	return errorTypeInvalid
@@ -103,16 +121,16 @@ func errorType(d decision) string {
 
 // since is how long ago start was, zero without metrics (time is only
 // read when it is recorded).
-func (v *Validating) since(start time.Time) time.Duration {
-	if v.metrics == nil {
+func (e *engine) since(start time.Time) time.Duration {
+	if !e.timed {
 		return 0
 	}
-	return v.clock.Since(start)
+	return e.clock.Since(start)
 }
 
-func (v *Validating) now() time.Time {
-	if v.metrics == nil {
+func (e *engine) now() time.Time {
+	if !e.timed {
 		return time.Time{}
 	}
-	return v.clock.Now()
+	return e.clock.Now()
 }

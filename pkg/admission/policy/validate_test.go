@@ -509,11 +509,11 @@ func TestPoliciesCompiledOncePerRevision(t *testing.T) {
 	if err := p.Validate(ctx, createAttrs(newDeployment("web", 1, nil))); err != nil {
 		t.Fatal(err)
 	}
-	first := p.snap.Load().hooks[0].compiled
+	first := p.set.snap.Load().hooks[0].compiled
 	if err := p.Validate(ctx, createAttrs(newDeployment("web", 1, nil))); err != nil {
 		t.Fatal(err)
 	}
-	if p.snap.Load().hooks[0].compiled != first {
+	if p.set.snap.Load().hooks[0].compiled != first {
 		t.Fatal("recompiled without a change")
 	}
 	// a new binding keeps the policy's compilation
@@ -521,7 +521,7 @@ func TestPoliciesCompiledOncePerRevision(t *testing.T) {
 	if err := p.Validate(ctx, createAttrs(newDeployment("web", 1, nil))); err != nil {
 		t.Fatal(err)
 	}
-	if p.snap.Load().hooks[0].compiled != first || len(p.snap.Load().hooks[0].bindings) != 2 {
+	if p.set.snap.Load().hooks[0].compiled != first || len(p.set.snap.Load().hooks[0].bindings) != 2 {
 		t.Fatal("a new binding recompiled the policy or was not seen")
 	}
 	// a changed policy is recompiled and applied
