@@ -189,3 +189,20 @@ func NamespaceOf(ctx context.Context, src Source, a *Attributes) (runtime.Object
 	}
 	return obj, err
 }
+
+// ConfiguresAdmission reports whether a is a request for the objects that
+// configure admission (webhook configurations, admission policies and
+// their bindings), which no webhook or policy is applied to, as in
+// Kubernetes: a broken webhook or policy can always be removed.
+func ConfiguresAdmission(a *Attributes) bool {
+	if a.Kind.Group != admissionregistrationv1.GroupName {
+		return false
+	}
+	switch a.Kind.Kind {
+	case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+		"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding":
+		return true
+	}
+	return false
+}

@@ -236,18 +236,3 @@ func paramsOf[P, B runtime.Object, C any](e *engine, h *hook[P, B, C]) (*paramSo
 	}
 	return e.resolveParams(h.meta.paramKind)
 }
-
-// exempt reports whether a is a request for the configuration of
-// admission itself, which no policy applies to (as in Kubernetes).
-func exempt(a *admission.Attributes) bool {
-	if a.Kind.Group != admissionregistrationv1.GroupName {
-		return false
-	}
-	switch a.Kind.Kind {
-	case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-		"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding":
-		return true
-	}
-	return false
-}

@@ -114,7 +114,7 @@ type invocation struct {
 // Errors are refused with Kubernetes' message and reason when their
 // policy's failurePolicy is Fail (the default) and ignored under Ignore.
 func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
-	if exempt(a) {
+	if admission.ConfiguresAdmission(a) {
 		return nil
 	}
 	hooks, err := m.set.hooks(ctx)

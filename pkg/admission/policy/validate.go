@@ -52,7 +52,7 @@ type auditAnnotation struct {
 // request with Kubernetes' message, reason and code; Warn adds warnings
 // and Audit audit annotations.
 func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) error {
-	if exempt(a) {
+	if admission.ConfiguresAdmission(a) {
 		return nil
 	}
 	hooks, err := v.set.hooks(ctx)

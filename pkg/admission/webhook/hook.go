@@ -204,19 +204,3 @@ func (h *hook) dryRunError() error {
 	}
 	return nil
 }
-
-// exempt reports whether a is a request for the objects that configure
-// admission, which webhooks are never called for (so that a broken
-// webhook can always be removed).
-func exempt(a *admission.Attributes) bool {
-	if a.Kind.Group != admissionregistrationv1.GroupName {
-		return false
-	}
-	switch a.Kind.Kind {
-	case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-		"MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding":
-		return true
-	}
-	return false
-}

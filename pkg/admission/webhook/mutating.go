@@ -72,7 +72,7 @@ func (s *reinvokeState) objectChanged() {
 
 // Admit calls the matching mutating webhooks in order.
 func (m mutator) Admit(ctx context.Context, a *admission.Attributes) error {
-	if exempt(a) {
+	if admission.ConfiguresAdmission(a) {
 		return nil
 	}
 	reinvoking := a.IsReinvoke()

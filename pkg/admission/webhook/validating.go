@@ -33,7 +33,7 @@ func NewValidating(cfg *admission.Config) (admission.Interface, error) {
 
 // Validate calls the matching validating webhooks.
 func (v validator) Validate(ctx context.Context, a *admission.Attributes) error {
-	if exempt(a) {
+	if admission.ConfiguresAdmission(a) {
 		return nil
 	}
 	hooks, err := v.hooks(ctx, a)
