@@ -154,6 +154,10 @@ func TestKubectlSession(t *testing.T) {
 		{args: []string{"get", "pod", "p1", "-n", "demo", "--show-labels"}, want: []string{"LABELS", "app=p,env=prod"}},
 		{args: []string{"describe", "pod", "p1", "-n", "demo"}, want: []string{"Name:", "p1", "Status:", "Pending", "Events:", "Scheduled", "default-scheduler", "Successfully assigned demo/p1 to n1"}},
 		{args: []string{"events", "-n", "demo", "--for", "pod/p1"}, want: []string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE", "Normal", "Scheduled", "Pod/p1"}},
+		// Draining the node evicts its pods through pods/eviction.
+		{args: []string{"create", "-f", "-"}, stdin: "apiVersion: v1\nkind: Pod\nmetadata: {name: d1, namespace: demo}\nspec:\n  nodeName: n1\n  containers: [{name: c, image: busybox}]\n", exact: "pod/d1 created"},
+		{args: []string{"drain", "n1", "--force", "--grace-period=0", "--timeout=60s"}, want: []string{"node/n1 already cordoned", "evicting pod demo/d1", "pod/d1 evicted", "node/n1 drained"}},
+		{args: []string{"get", "pod", "d1", "-n", "demo"}, fail: true, exact: `Error from server (NotFound): pods "d1" not found`},
 		// Apply, diff, dry runs, edit, patch, scale.
 		{args: []string{"apply", "-f", "-"}, stdin: multiDoc, exact: "configmap/conf created\ndeployment.apps/api created"},
 		{args: []string{"apply", "-f", "-"}, stdin: multiDoc, exact: "configmap/conf unchanged\ndeployment.apps/api unchanged"},
