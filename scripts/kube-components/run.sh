@@ -26,6 +26,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cache=${KUBE_COMPONENTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kplane-kube-components}
 phase=${1:-all}
+# kube_version is the k8s.io/kubernetes version go.mod requires.
+kube_version=$(awk '$1 == "k8s.io/kubernetes" {print $2}' "$here/go.mod")
 case $phase in forward | reverse | all) ;; *)
 	echo "usage: $0 [forward|reverse|all]" >&2
 	exit 2
@@ -48,7 +50,7 @@ cleanup() {
 		for log in "$work"/*.log; do
 			[[ -f $log ]] || continue
 			echo "==== tail of $log"
-			tail -n 40 "$log"
+			tail -n 20 "$log"
 		done
 	fi
 	if [[ -n ${KEEP:-} ]]; then echo "kept $work"; else rm -rf "$work"; fi
@@ -82,14 +84,17 @@ build_kube() {
 	mkdir -p "$cache"
 	local start=$SECONDS
 	log "$name: building (this takes minutes)"
-	(cd "$here" && go build -trimpath -o "$cache/$name.tmp" "$pkg")
+	# The version Kubernetes' own build stamps (they report v0.0.0 without).
+	local v=k8s.io/component-base/version
+	(cd "$here" && go build -trimpath -ldflags "-X $v.gitVersion=$kube_version -X $v.gitMajor=1 -X $v.gitMinor=37" \
+		-o "$cache/$name.tmp" "$pkg")
 	mv "$cache/$name.tmp" "$cache/$name"
 	log "$name: built in $((SECONDS - start))s"
 }
 
 build_kplane() {
 	local start=$SECONDS
-	(cd "$root" && go build -o "$work/kplane" ./cmd/kplane)
+	(cd "$root" && go build -o "$work/bin/kplane" ./cmd/kplane)
 	log "kplane: built in $((SECONDS - start))s"
 }
 
@@ -373,7 +378,7 @@ forward() {
 
 	local data=$work/kplane port
 	port=$(free_port)
-	start kplane "$work/kplane" up --data-dir "$data" --port "$port" --controllers nodesim --node-scheduling=false \
+	start kplane "$work/bin/kplane" up --data-dir "$data" --port "$port" --controllers nodesim --node-scheduling=false \
 		--nodes 3 --health-address ""
 	kubeconfig=$data/kubeconfig
 	local start=$SECONDS
@@ -436,7 +441,7 @@ reverse() {
 	log "== reverse: kplane controller-manager against kube-apiserver"
 	build_kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 	build_kube etcd go.etcd.io/etcd/server/v3
-	[[ -x $work/kplane ]] || build_kplane
+	[[ -x $work/bin/kplane ]] || build_kplane
 
 	local pki=$work/apiserver-pki etcd_port peer_port port
 	mkdir -p "$pki"
@@ -476,7 +481,7 @@ reverse() {
 	# kube-apiserver's ServiceAccount admission turns pods away until their
 	# namespace's default ServiceAccount exists: kplane's serviceaccount
 	# controller (on under '*') makes it.
-	start kplane-controller-manager "$work/kplane" controller-manager --kubeconfig "$kubeconfig" \
+	start kplane-controller-manager "$work/bin/kplane" controller-manager --kubeconfig "$kubeconfig" \
 		--controllers '*,nodesim' --nodes 3 --health-address "" --root-ca-file "$pki/ca.crt"
 
 	until_ok 60 k get namespace default
