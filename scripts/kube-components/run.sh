@@ -467,7 +467,8 @@ reverse() {
 		--tls-cert-file "$pki/server.crt" --tls-private-key-file "$pki/server.key" --client-ca-file "$pki/ca.crt" \
 		--service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \
 		--service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 10.96.0.0/16 \
-		--authorization-mode Node,RBAC --cert-dir "$work/apiserver-certs"
+		--authorization-mode Node,RBAC --cert-dir "$work/apiserver-certs" \
+		--endpoint-reconciler-type none # it refuses the loopback advertise address
 	kubeconfig=$work/reverse.kubeconfig
 	write_kubeconfig "$kubeconfig" "https://127.0.0.1:$port" "$pki/ca.crt" "$work/admin.crt" "$work/admin.key"
 	local start=$SECONDS
