@@ -40,6 +40,8 @@ type controllerManagerOptions struct {
 	rootCA     []byte
 	// nodeRunTime is --node-run-time.
 	nodeRunTime time.Duration
+	// nodeScheduling is --node-scheduling.
+	nodeScheduling bool
 }
 
 // newControllerManagerOptions returns the options with a feature-gate
@@ -71,6 +73,7 @@ func (o *controllerManagerOptions) addFlags(f *pflag.FlagSet, defaultControllers
 	f.StringVar(&o.leaseNS, "leader-elect-resource-namespace", controllermanager.DefaultLeaseNamespace, "namespace of the Lease")
 	f.StringVar(&o.healthAddress, "health-address", healthAddress, "host:port serving /healthz and /metrics; empty serves none")
 	f.DurationVar(&o.nodeRunTime, "node-run-time", time.Second, "how long simulated nodes run pods with restartPolicy Never or OnFailure (Jobs' pods) before they succeed, unless the pod's nodesim.kplane.io/* annotations say otherwise; 0 runs them until deleted")
+	f.BoolVar(&o.nodeScheduling, "node-scheduling", true, "simulated nodes schedule pods that have no spec.nodeName; false leaves them to a scheduler such as kube-scheduler")
 	f.StringVar(&o.rootCAFile, "root-ca-file", "", "PEM CA bundle published as the kube-root-ca.crt ConfigMap in every namespace; empty publishes none")
 	o.gates.AddFlag(f)
 }
@@ -103,14 +106,15 @@ func (o *controllerManagerOptions) run(ctx context.Context, c, nodeClient *clien
 		}
 	}
 	m, err := controllermanager.New(controllermanager.Config{
-		Client:      c,
-		NodeClient:  nodeClient,
-		RootCA:      rootCA,
-		Gates:       o.gates.Freeze(),
-		Controllers: o.controllers,
-		Workers:     o.workers,
-		Nodes:       o.nodes,
-		NodeRunTime: o.nodeRunTime,
+		Client:           c,
+		NodeClient:       nodeClient,
+		RootCA:           rootCA,
+		Gates:            o.gates.Freeze(),
+		Controllers:      o.controllers,
+		Workers:          o.workers,
+		Nodes:            o.nodes,
+		NodeRunTime:      o.nodeRunTime,
+		NoNodeScheduling: !o.nodeScheduling,
 		LeaderElection: controllermanager.LeaderElectionConfig{
 			Disabled:        !o.leaderElect,
 			Namespace:       o.leaseNS,

@@ -53,6 +53,10 @@ type Config struct {
 	// Job-like pods (restartPolicy Never or OnFailure, no nodesim run
 	// annotations) before they succeed; zero runs them until deleted.
 	NodeRunTime time.Duration
+	// NoNodeScheduling makes the node simulator leave unbound pods to
+	// another scheduler (kube-scheduler) and only run the pods bound to
+	// its nodes. False, the default, has it schedule them itself.
+	NoNodeScheduling bool
 	// RootCA is the PEM CA bundle the root-ca-cert-publisher puts in every
 	// namespace's kube-root-ca.crt ConfigMap: the API server's CA. When
 	// empty (the default) that controller is not started, even when

@@ -273,7 +273,7 @@ func knownControllers() []descriptor {
 				c = d.cfg.Client
 			}
 			return nodesim.New(nodesim.Config{
-				Nodes: d.cfg.Nodes, RunTime: d.cfg.NodeRunTime, Informers: d.cfg.informers, Client: c, Clock: d.cfg.Clock,
+				Nodes: d.cfg.Nodes, RunTime: d.cfg.NodeRunTime, NoScheduling: d.cfg.NoNodeScheduling, Informers: d.cfg.informers, Client: c, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},

@@ -22,5 +22,6 @@ func platformResources() []Strategy {
 		ResourceClaims(),
 		ResourceClaimTemplates(),
 		ResourceSlices(),
+		DeviceTaintRules(),
 	}
 }

@@ -145,6 +145,50 @@ func ResourceSlices() Strategy {
 	}
 }
 
+// DeviceTaintRules is resource.k8s.io/v1 devicetaintrules: cluster-scoped
+// taints put on the devices a selector picks, with a status subresource.
+// kube-scheduler 1.37 watches them.
+func DeviceTaintRules() Strategy {
+	return &Resource[*resourcev1.DeviceTaintRule]{
+		Meta: Info{
+			GVK:      resourcev1.SchemeGroupVersion.WithKind("DeviceTaintRule"),
+			Resource: "devicetaintrules", Singular: "devicetaintrule", Status: true,
+		},
+		NewFunc:        func() *resourcev1.DeviceTaintRule { return &resourcev1.DeviceTaintRule{} },
+		NewListFunc:    func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} },
+		Spec:           func(r *resourcev1.DeviceTaintRule) any { return r.Spec },
+		CopyStatus:     func(dst, src *resourcev1.DeviceTaintRule) { dst.Status = src.Status },
+		ResetForStatus: func(r, old *resourcev1.DeviceTaintRule) { r.Spec = old.Spec },
+		ResetStatus:    func(r *resourcev1.DeviceTaintRule) { r.Status = resourcev1.DeviceTaintRuleStatus{} },
+		ValidateFunc: func(r *resourcev1.DeviceTaintRule) field.ErrorList {
+			return validateDeviceTaint(&r.Spec.Taint, field.NewPath("spec", "taint"))
+		},
+	}
+}
+
+// validateDeviceTaint checks a taint's key and value as node taints' are,
+// and its effect.
+func validateDeviceTaint(t *resourcev1.DeviceTaint, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(t.Key) {
+		errs = append(errs, field.Invalid(fld.Child("key"), t.Key, msg))
+	}
+	if t.Value != "" {
+		for _, msg := range validation.IsValidLabelValue(t.Value) {
+			errs = append(errs, field.Invalid(fld.Child("value"), t.Value, msg))
+		}
+	}
+	switch t.Effect {
+	case resourcev1.DeviceTaintEffectNoSchedule, resourcev1.DeviceTaintEffectNoExecute, resourcev1.DeviceTaintEffectNone:
+	case "":
+		errs = append(errs, field.Required(fld.Child("effect"), ""))
+	default:
+		errs = append(errs, field.NotSupported(fld.Child("effect"), t.Effect,
+			[]resourcev1.DeviceTaintEffect{resourcev1.DeviceTaintEffectNoSchedule, resourcev1.DeviceTaintEffectNoExecute, resourcev1.DeviceTaintEffectNone}))
+	}
+	return errs
+}
+
 func defaultDeviceClaim(c *resourcev1.DeviceClaim) {
 	for i := range c.Requests {
 		r := &c.Requests[i]

@@ -157,3 +157,26 @@ func TestResourceClaimTemplateValidation(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+func TestDeviceTaintRuleValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		taint resourcev1.DeviceTaint
+		want  string // "" valid; else the field in error
+	}{
+		{"valid", resourcev1.DeviceTaint{Key: "example.com/broken", Value: "yes", Effect: resourcev1.DeviceTaintEffectNoSchedule}, ""},
+		{"no effect", resourcev1.DeviceTaint{Key: "k"}, "spec.taint.effect"},
+		{"bad effect", resourcev1.DeviceTaint{Key: "k", Effect: "PreferNoSchedule"}, "spec.taint.effect"},
+		{"bad key", resourcev1.DeviceTaint{Key: "a b", Effect: resourcev1.DeviceTaintEffectNone}, "spec.taint.key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := DeviceTaintRules().Validate(&resourcev1.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Spec: resourcev1.DeviceTaintRuleSpec{Taint: tc.taint}})
+			switch {
+			case tc.want == "" && len(errs) != 0:
+				t.Errorf("errors %v, want none", errs)
+			case tc.want != "" && (len(errs) != 1 || errs[0].Field != tc.want):
+				t.Errorf("errors %v, want one on %s", errs, tc.want)
+			}
+		})
+	}
+}

@@ -42,6 +42,9 @@
 //     "No preemption victims found for incoming pod": the simulator
 //     preempts nothing), and is tried again when a simulated node changes
 //     or a pod leaves one.
+//   - With Config.NoScheduling the simulator schedules nothing and leaves
+//     unbound pods to another scheduler, such as kube-scheduler; it runs
+//     the pods bound to its nodes as below.
 //   - A pod created with spec.nodeName set to a simulated node skips
 //     scheduling and is started there, without a check of its resources.
 //   - Starting: a pod bound to a simulated node first shows phase Pending

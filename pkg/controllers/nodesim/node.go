@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/netip"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -228,18 +229,31 @@ func (h *heartbeat) register(ctx context.Context, n *nodeSpec) (types.UID, error
 	if err != nil {
 		return "", err
 	}
+	changed := false
 	if node.Spec.PodCIDR == "" {
 		// Taken over from before pod CIDRs were set: set it, as node IPAM
 		// does once. A different CIDR already set is left alone (it can not
 		// change); pods still get IPs from this node's own range.
 		node.Spec.PodCIDR = n.podCIDR.String()
 		node.Spec.PodCIDRs = []string{node.Spec.PodCIDR}
-		if node, err = h.api.nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
-			return "", fmt.Errorf("set pod CIDR: %w", err)
-		}
+		changed = true
 	} else if node.Spec.PodCIDR != n.podCIDR.String() {
 		h.logger.Warn("node has another pod CIDR; pod IPs come from the simulator's", "node", n.name,
 			"podCIDR", node.Spec.PodCIDR, "using", n.podCIDR.String())
+	}
+	// kube-apiserver's TaintNodesByCondition admission taints a new node
+	// not-ready, and kube-controller-manager's node lifecycle controller
+	// lifts the taint once the node reports Ready, as this one does below.
+	// Against an API server without that controller (kplane's controller
+	// manager has none) the taint would stay: lift it here.
+	if i := slices.IndexFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeNotReady }); i >= 0 {
+		node.Spec.Taints = slices.Delete(slices.Clone(node.Spec.Taints), i, i+1)
+		changed = true
+	}
+	if changed {
+		if node, err = h.api.nodes.Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			return "", fmt.Errorf("update node: %w", err)
+		}
 	}
 	node.Status = n.status(h.clock.Now())
 	if _, err := h.api.nodes.UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {

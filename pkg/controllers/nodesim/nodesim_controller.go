@@ -71,6 +71,11 @@ type Config struct {
 	// run before they exit 0 and the pod is Succeeded, so that Jobs finish
 	// as on a cluster. Zero, the default, runs such pods until deleted.
 	RunTime time.Duration
+	// NoScheduling leaves pods without spec.nodeName to another scheduler
+	// (kube-scheduler, say): the simulator then only runs the pods bound
+	// to its nodes. False, the default, schedules them as described in
+	// the package documentation.
+	NoScheduling bool
 	// HeartbeatInterval is how often the node Leases are renewed. Defaults
 	// to DefaultHeartbeatInterval.
 	HeartbeatInterval time.Duration
@@ -191,6 +196,7 @@ func New(cfg Config) (*Simulator, error) {
 		startupDelay:     cfg.StartupDelay,
 		terminationDelay: cfg.TerminationDelay,
 		runTime:          cfg.RunTime,
+		noScheduling:     cfg.NoScheduling,
 		states:           map[string]*podState{},
 		assumed:          map[string]string{},
 		bound:            map[string]string{},
@@ -286,7 +292,7 @@ func (sim *Simulator) podChanged(pod *corev1.Pod) {
 	if sim.syncer.observe(pod) {
 		sim.retryUnschedulable()
 	}
-	if pod.Spec.NodeName == "" || sim.syncer.nodes.get(pod.Spec.NodeName) != nil {
+	if pod.Spec.NodeName == "" && !sim.cfg.NoScheduling || sim.syncer.nodes.get(pod.Spec.NodeName) != nil {
 		sim.ctrl.Enqueue(pod)
 	}
 }
@@ -330,6 +336,9 @@ func (sim *Simulator) nodeDeleted(obj any) {
 // retryUnschedulable enqueues the pods found to fit no node, after a
 // change that may make room for them.
 func (sim *Simulator) retryUnschedulable() {
+	if sim.cfg.NoScheduling {
+		return
+	}
 	pods, err := sim.syncer.podLister.List(labels.Everything())
 	if err != nil {
 		return

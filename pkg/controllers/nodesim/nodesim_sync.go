@@ -69,6 +69,8 @@ type syncer struct {
 	terminationDelay time.Duration
 	// runTime is Config.RunTime.
 	runTime time.Duration
+	// noScheduling is Config.NoScheduling.
+	noScheduling bool
 	// enqueueAfter looks at a key again once a duration has passed.
 	enqueueAfter func(key string, d time.Duration)
 
@@ -124,7 +126,7 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if pod.Spec.NodeName == "" {
-		if pod.DeletionTimestamp != nil || isTerminal(pod) ||
+		if s.noScheduling || pod.DeletionTimestamp != nil || isTerminal(pod) ||
 			pod.Spec.SchedulerName != "" && pod.Spec.SchedulerName != corev1.DefaultSchedulerName {
 			return nil
 		}

@@ -436,3 +436,28 @@ func TestRestartSkipsLiveIPs(t *testing.T) {
 		}
 	}
 }
+
+func TestNoSchedulingLeavesUnboundPodsToAnotherScheduler(t *testing.T) {
+	t.Parallel()
+	e := startSim(t, func(c *Config) { c.NoScheduling = true })
+	unbound := e.createPod("unbound", nil)
+	// A pod bound by hand runs; once it does, the simulator has long seen
+	// the unbound pod created before it.
+	e.createPod("marker", func(p *corev1.Pod) { p.Spec.NodeName = "kplane-node-0" })
+	e.waitPod("marker", runningReady)
+	got, err := e.pods.Get(t.Context(), "unbound", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.NodeName != "" || len(got.Status.Conditions) != 0 {
+		t.Fatalf("simulator scheduled the pod: node %q, conditions %+v", got.Spec.NodeName, got.Status.Conditions)
+	}
+	// Bound by another scheduler, through the binding subresource, it runs.
+	api := clientAPI{c: e.env.Client}
+	if err := api.Bind(t.Context(), unbound, "kplane-node-1"); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.waitPod("unbound", runningReady); p.Spec.NodeName != "kplane-node-1" {
+		t.Errorf("pod runs on %q, want kplane-node-1", p.Spec.NodeName)
+	}
+}

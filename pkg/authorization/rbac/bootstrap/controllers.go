@@ -11,10 +11,22 @@ type controllerRole struct {
 	rules []rbacv1.PolicyRule
 }
 
-// controllers lists the roles of the controllers kplane runs, as
-// kube-controller-manager's bootstrap policy grants them.
+// controllers lists the roles of the controllers kplane runs, and of a few
+// more of kube-controller-manager's (certificate, node, service-cidrs,
+// ttl) so that it runs against kplane with
+// --use-service-account-credentials, as Kubernetes' bootstrap policy grants
+// them.
 func controllers() []controllerRole {
 	return []controllerRole{
+		{"certificate-controller", []rbacv1.PolicyRule{
+			r(v("get", "list", "watch", "delete"), g(certificates), "certificatesigningrequests"),
+			r(v("update"), g(certificates), "certificatesigningrequests/status", "certificatesigningrequests/approval"),
+			named(v("approve"), g(certificates), []string{"signers"}, "kubernetes.io/kube-apiserver-client-kubelet"),
+			named(v("sign"), g(certificates), []string{"signers"}, "kubernetes.io/legacy-unknown",
+				"kubernetes.io/kube-apiserver-client", "kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving"),
+			r(v("create"), g(authzGroup), "subjectaccessreviews"),
+			eventsRule(),
+		}},
 		{"clusterrole-aggregation-controller", []rbacv1.PolicyRule{
 			r(v("escalate", "get", "list", "watch", "update", "patch"), g(rbacGroup), "clusterroles"),
 		}},
@@ -83,6 +95,14 @@ func controllers() []controllerRole {
 			r(v("update"), g(core), "namespaces/finalize", "namespaces/status"),
 			r(v("get", "list", "delete", "deletecollection"), g("*"), "*"),
 		}},
+		{"node-controller", []rbacv1.PolicyRule{
+			r(v("get", "list", "watch", "update", "delete", "patch"), g(core), "nodes"),
+			r(v("patch", "update"), g(core), "nodes/status"),
+			r(v("patch", "update"), g(core), "pods/status"),
+			r(v("list", "watch", "get", "delete"), g(core), "pods"),
+			r(read, g(coordination), "leases"),
+			eventsRule(),
+		}},
 		{"pod-garbage-collector", []rbacv1.PolicyRule{
 			r(v("list", "watch", "delete"), g(core), "pods"),
 			r(v("get", "list"), g(core), "nodes"),
@@ -115,6 +135,12 @@ func controllers() []controllerRole {
 			r(v("create"), g(core), "serviceaccounts"),
 			eventsRule(),
 		}},
+		{"service-cidrs-controller", []rbacv1.PolicyRule{
+			r(v("get", "list", "watch", "patch", "update"), g(networking), "servicecidrs"),
+			r(v("patch", "update"), g(networking), "servicecidrs/finalizers", "servicecidrs/status"),
+			r(read, g(networking), "ipaddresses"),
+			eventsRule(),
+		}},
 		{"statefulset-controller", []rbacv1.PolicyRule{
 			r(v("list", "watch"), g(core), "pods"),
 			r(read, g(apps), "statefulsets"),
@@ -128,6 +154,10 @@ func controllers() []controllerRole {
 		}},
 		{"ttl-after-finished-controller", []rbacv1.PolicyRule{
 			r(v("get", "list", "watch", "delete"), g(batch), "jobs"),
+			eventsRule(),
+		}},
+		{"ttl-controller", []rbacv1.PolicyRule{
+			r(v("update", "patch", "list", "watch"), g(core), "nodes"),
 			eventsRule(),
 		}},
 	}

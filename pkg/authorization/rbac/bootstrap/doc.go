@@ -3,7 +3,8 @@
 // admin, edit, view and their aggregated parts), the discovery and
 // health roles every client needs, the roles of the components
 // (system:node, system:kube-scheduler, system:kube-controller-manager)
-// and one system:controller:<name> role per controller kplane runs, each
+// and one system:controller:<name> role per controller kplane runs (and
+// for a few more of kube-controller-manager's), each
 // bound to the ServiceAccount of that name in kube-system. It also holds
 // the reconciliation rules the API server applies at start.
 //

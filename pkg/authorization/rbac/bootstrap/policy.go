@@ -19,9 +19,10 @@ const (
 
 // Verb sets used throughout the policy.
 var (
-	read      = []string{"get", "list", "watch"}
-	write     = []string{"create", "update", "patch", "delete", "deletecollection"}
-	readWrite = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+	read       = []string{"get", "list", "watch"}
+	write      = []string{"create", "update", "patch", "delete", "deletecollection"}
+	readUpdate = []string{"get", "list", "watch", "update", "patch"}
+	readWrite  = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 )
 
 // The API groups the policy names.
@@ -42,6 +43,7 @@ const (
 	policyGroup    = "policy"
 	rbacGroup      = "rbac.authorization.k8s.io"
 	storageGroup   = "storage.k8s.io"
+	resourceGroup  = "resource.k8s.io"
 )
 
 // r is a resource rule: verbs over resources of groups.
@@ -201,7 +203,8 @@ func ClusterRoles() []rbacv1.ClusterRole {
 		clusterRole("system:kube-scheduler",
 			eventsRule(),
 			r(v("create"), g(coordination), "leases"),
-			named(v("get", "update"), g(coordination), []string{"leases"}, "kube-scheduler"),
+			named(v("get", "update", "list", "watch"), g(coordination), []string{"leases"}, "kube-scheduler"),
+			r(readWrite, g(coordination), "leasecandidates"),
 			r(read, g(core), "nodes"),
 			r(v("get", "list", "watch", "delete"), g(core), "pods"),
 			r(v("create"), g(core), "pods/binding", "bindings"),
@@ -214,9 +217,20 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			r(v("create"), g(authnGroup), "tokenreviews"),
 			r(v("create"), g(authzGroup), "subjectaccessreviews"),
 			r(read, g(storageGroup), "csinodes"),
+			r(read, g(storageGroup), "volumeattachments"),
 			r(read, g(core), "namespaces"),
 			r(read, g(storageGroup), "csidrivers"),
-			r(read, g(storageGroup), "csistoragecapacities")),
+			r(read, g(storageGroup), "csistoragecapacities"),
+			// Dynamic resource allocation (GA), with the rules of its
+			// features on by default in 1.37: extended resources, device
+			// taint rules, granular claim status.
+			r(read, g(resourceGroup), "deviceclasses"),
+			r(readUpdate, g(resourceGroup), "resourceclaims", "resourceclaims/status"),
+			r(v("update"), g(core), "pods/finalizers"),
+			r(read, g(resourceGroup), "resourceslices"),
+			r(v("create", "delete"), g(resourceGroup), "resourceclaims"),
+			r(read, g(resourceGroup), "devicetaintrules"),
+			r(v("update", "patch"), g(resourceGroup), "resourceclaims/binding")),
 		clusterRole("system:volume-scheduler",
 			r(v("get", "list", "watch", "update", "patch"), g(core), "persistentvolumes"),
 			r(read, g(storageGroup), "storageclasses"),
