@@ -67,6 +67,7 @@ var componentResources = []schema.GroupVersionResource{
 	{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaimtemplates"},
 	{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices"},
 	{Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses"},
+	{Group: "resource.k8s.io", Version: "v1", Resource: "devicetaintrules"},
 }
 
 // The informers kube-scheduler and kube-controller-manager start sync
