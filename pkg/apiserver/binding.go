@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -23,20 +24,9 @@ func servesBinding(res *resource) bool {
 // an unassigned pod and marks it scheduled, as kube-apiserver does. A pod
 // that is already assigned or being deleted is a 409 Conflict.
 func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r, q.res)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	opts, err := parseWriteOptions(r, "CreateOptions")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	b := &corev1.Binding{}
-	warnings, err := s.decodeBody(w, r, b, bindingGVK, opts.fieldValidation, nil)
-	if err != nil {
-		s.writeError(w, r, err)
+	f, opts, warnings, ok := s.readSubresourceCreate(w, r, q, b, bindingGVK)
+	if !ok {
 		return
 	}
 	if b.Name == "" {
@@ -61,6 +51,7 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, q *request
 	}
 	// Admission sees the Binding, as in Kubernetes (webhooks may match
 	// pods/binding).
+	var err error
 	if b, err = admitSubresourceCreate(s, w, r, q, "binding", bindingGVK, b, opts); err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
@@ -131,4 +122,23 @@ func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition) {
 		}
 	}
 	st.Conditions = append(st.Conditions, c)
+}
+
+// readSubresourceCreate starts a POST to a subresource that takes obj, of
+// kind gvk (pods/binding, pods/eviction, serviceaccounts/token): it
+// negotiates the response, reads the create options and decodes the body.
+// On failure it has answered the client and ok is false.
+func (s *Server) readSubresourceCreate(w http.ResponseWriter, r *http.Request, q *request, obj runtime.Object, gvk schema.GroupVersionKind) (f format, opts writeOptions, warnings []string, ok bool) {
+	f, err := s.negotiate(r, q.res)
+	if err == nil {
+		opts, err = parseWriteOptions(r, "CreateOptions")
+	}
+	if err == nil {
+		warnings, err = s.decodeBody(w, r, obj, gvk, opts.fieldValidation, nil)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return f, opts, nil, false
+	}
+	return f, opts, warnings, true
 }

@@ -59,20 +59,9 @@ const maxDisruptedPods = 2000
 func servesEviction(res *resource) bool { return servesBinding(res) }
 
 func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r, q.res)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	opts, err := parseWriteOptions(r, "CreateOptions")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	ev := &policyv1.Eviction{}
-	warnings, err := s.decodeBody(w, r, ev, evictionGVK, opts.fieldValidation, nil)
-	if err != nil {
-		s.writeError(w, r, err)
+	f, opts, warnings, ok := s.readSubresourceCreate(w, r, q, ev, evictionGVK)
+	if !ok {
 		return
 	}
 	if ev.Name != q.name {

@@ -36,20 +36,9 @@ const (
 // (with the uid given, if any), as kube-apiserver does. A dry run
 // validates everything and issues no token.
 func (s *Server) serveTokenRequest(w http.ResponseWriter, r *http.Request, q *request) {
-	f, err := s.negotiate(r, q.res)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	opts, err := parseWriteOptions(r, "CreateOptions")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	tr := &authenticationv1.TokenRequest{}
-	warnings, err := s.decodeBody(w, r, tr, tokenRequestGVK, opts.fieldValidation, nil)
-	if err != nil {
-		s.writeError(w, r, err)
+	f, opts, warnings, ok := s.readSubresourceCreate(w, r, q, tr, tokenRequestGVK)
+	if !ok {
 		return
 	}
 	if tr.Spec.ExpirationSeconds == nil {
@@ -59,6 +48,7 @@ func (s *Server) serveTokenRequest(w http.ResponseWriter, r *http.Request, q *re
 		s.writeError(w, r, apierrors.NewInvalid(tokenRequestGVK.GroupKind(), q.name, errs))
 		return
 	}
+	var err error
 	if tr, err = admitSubresourceCreate(s, w, r, q, "token", tokenRequestGVK, tr, opts); err != nil {
 		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
