@@ -74,13 +74,16 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, q *reques
 		s.writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
 		return
 	}
+	// The delete options are taken from the Eviction as admission left it
+	// (a mutating plugin may change them), as kube-apiserver does.
+	ev, err := admitSubresourceCreate(s, w, r, q, "eviction", evictionGVK, ev, opts)
+	if err != nil {
+		s.writeErrorFor(w, r, err, q.gr(), q.name)
+		return
+	}
 	delOpts, err := evictionDeleteOptions(ev, r.URL.Query()["dryRun"])
 	if err != nil {
 		s.writeError(w, r, err)
-		return
-	}
-	if ev, err = admitSubresourceCreate(s, w, r, q, "eviction", evictionGVK, ev, opts); err != nil {
-		s.writeErrorFor(w, r, err, q.gr(), q.name)
 		return
 	}
 	st, err := s.evict(r.Context(), q, delOpts)
