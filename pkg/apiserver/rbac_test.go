@@ -124,6 +124,27 @@ func (e *testEnv) waitRoleBinding(ns, name string) {
 	})
 }
 
+// waitRoleOf waits until the role a binding refers to, when it exists, is
+// in the policy cache.
+func (e *testEnv) waitRoleOf(ns, roleKind, role string) {
+	e.t.Helper()
+	path := "/apis/rbac.authorization.k8s.io/v1/clusterroles/" + role
+	if roleKind == "Role" {
+		path = "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/roles/" + role
+	}
+	if e.do("GET", path, nil, admin...).code != 200 {
+		return
+	}
+	e.waitPolicy(func(c *rbacCache) bool {
+		if roleKind == "Role" {
+			_, ok := c.Role(ns, role)
+			return ok
+		}
+		_, ok := c.ClusterRole(role)
+		return ok
+	})
+}
+
 func (e *testEnv) waitClusterRoleBinding(name string) {
 	e.t.Helper()
 	e.waitPolicy(func(c *rbacCache) bool {
@@ -303,6 +324,9 @@ func lsarPath(ns string) string {
 
 func (e *testEnv) createBinding(ns, name, roleKind, role string, subjects ...rbacv1.Subject) {
 	e.t.Helper()
+	// The roles and the bindings reach the policy cache by separate
+	// watches: a role created just before must be in it too.
+	defer e.waitRoleOf(ns, roleKind, role)
 	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: roleKind, Name: role}
 	if ns == "" {
 		e.do("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
