@@ -167,13 +167,8 @@ func (s *Server) deleteAdmitted(ctx context.Context, res *resource, namespace, n
 		}
 		res.setKind(cur)
 		m := accessor(cur)
-		if p := opts.Preconditions; p != nil {
-			if p.UID != nil && *p.UID != m.GetUID() {
-				return nil, false, preconditionFailed(res.gr(), name, fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
-			}
-			if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
-				return nil, false, preconditionFailed(res.gr(), name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
-			}
+		if err := checkPreconditions(res.gr(), name, opts.Preconditions, m, false); err != nil {
+			return nil, false, err
 		}
 		if w != nil {
 			if err := s.admitDelete(ctx, w, res, cur, opts); err != nil {
@@ -312,4 +307,21 @@ func deletionFinalizers(current []string, opts *metav1.DeleteOptions) []string {
 		return nil
 	}
 	return out
+}
+
+// checkPreconditions returns the 409 of a delete whose UID or
+// resourceVersion precondition m does not meet. With emptyUnset an empty
+// value is no precondition (as kube-apiserver's eviction reads them).
+func checkPreconditions(gr schema.GroupResource, name string, p *metav1.Preconditions, m metav1.Object, emptyUnset bool) error {
+	if p == nil {
+		return nil
+	}
+	set := func(v *string) bool { return v != nil && (!emptyUnset || *v != "") }
+	if set((*string)(p.UID)) && string(*p.UID) != string(m.GetUID()) {
+		return preconditionFailed(gr, name, fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+	}
+	if set(p.ResourceVersion) && *p.ResourceVersion != m.GetResourceVersion() {
+		return preconditionFailed(gr, name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kplane/kplane/internal/podendpoint"
 	"github.com/kplane/kplane/pkg/storage"
 )
 
@@ -160,7 +161,7 @@ func (s *Server) evict(ctx context.Context, q *request, opts *metav1.DeleteOptio
 		pdb := pdbs[0]
 		healthyBudget := pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy && pdb.Status.DesiredHealthy > 0
 		alwaysAllow := pdb.Spec.UnhealthyPodEvictionPolicy != nil && *pdb.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow
-		if !podReady(pod) && (healthyBudget || alwaysAllow) {
+		if !podendpoint.IsPodReady(pod) && (healthyBudget || alwaysAllow) {
 			conditional = true
 		} else if err := s.takeDisruption(ctx, pdb, pod.Name, len(opts.DryRun) > 0); err != nil {
 			return nil, err
@@ -187,15 +188,6 @@ func podIgnoresBudget(p *corev1.Pod) bool {
 
 func podTerminalOrDeleting(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func withResourceVersion(opts *metav1.DeleteOptions, rv string) *metav1.DeleteOptions {
@@ -305,13 +297,8 @@ func (s *Server) markAndDeletePod(ctx context.Context, q *request, opts *metav1.
 			if !ok || pod.ResourceVersion == "" {
 				return nil, apierrors.NewNotFound(q.gr(), q.name)
 			}
-			if p := opts.Preconditions; p != nil {
-				if p.UID != nil && *p.UID != "" && *p.UID != pod.UID {
-					return nil, preconditionFailed(q.gr(), q.name, fmt.Sprintf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, pod.UID))
-				}
-				if p.ResourceVersion != nil && *p.ResourceVersion != "" && *p.ResourceVersion != pod.ResourceVersion {
-					return nil, preconditionFailed(q.gr(), q.name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, pod.ResourceVersion))
-				}
+			if err := checkPreconditions(q.gr(), q.name, opts.Preconditions, pod, true); err != nil {
+				return nil, err
 			}
 			out := pod.DeepCopy()
 			c := corev1.PodCondition{
