@@ -260,3 +260,44 @@ func TestAuditIDOnTimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestAuditObjectRefFromRequestObject checks that, as kube-apiserver's
+// LogRequestObject does, the objectRef of a write is completed from the
+// decoded body at Metadata level too: a create's name (the URL has none),
+// an update's uid and resourceVersion.
+func TestAuditObjectRefFromRequestObject(t *testing.T) {
+	e, sink := newAuditEnv(t)
+
+	created := e.do("POST", "/api/v1/namespaces/default/serviceaccounts", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}})
+	created.expect(t, 201, "")
+	var sa corev1.ServiceAccount
+	created.decode(t, &sa)
+	evs := byID(sink.events(t), created.header.Get("Audit-ID"))
+	if len(evs) != 1 || evs[0].Level != audit.LevelMetadata {
+		t.Fatalf("create events %+v, want one Metadata event", evs)
+	}
+	if ref := evs[0].ObjectRef; ref == nil || ref.Name != "robot" || ref.Namespace != "default" || ref.UID != "" || ref.ResourceVersion != "" {
+		t.Errorf("create objectRef %+v, want name robot from the body and no uid or resourceVersion", ref)
+	}
+
+	sa.Labels = map[string]string{"team": "a"}
+	updated := e.do("PUT", "/api/v1/namespaces/default/serviceaccounts/robot", &sa)
+	updated.expect(t, 200, "")
+	evs = byID(sink.events(t), updated.header.Get("Audit-ID"))
+	if len(evs) != 1 {
+		t.Fatalf("update events %+v", evs)
+	}
+	if ref := evs[0].ObjectRef; ref == nil || ref.Name != "robot" || ref.UID != sa.UID || ref.ResourceVersion != sa.ResourceVersion {
+		t.Errorf("update objectRef %+v, want uid %s and resourceVersion %s of the body", ref, sa.UID, sa.ResourceVersion)
+	}
+
+	// A body that does not decode leaves the objectRef as the URL gave it.
+	bad := e.do("PUT", "/api/v1/namespaces/default/serviceaccounts/robot", map[string]any{"metadata": map[string]any{"name": 7}})
+	if bad.code < 400 || bad.code >= 500 {
+		t.Fatalf("malformed update answered %d", bad.code)
+	}
+	evs = byID(sink.events(t), bad.header.Get("Audit-ID"))
+	if len(evs) != 1 || evs[0].ObjectRef == nil || evs[0].ObjectRef.UID != "" || evs[0].ObjectRef.ResourceVersion != "" {
+		t.Errorf("malformed update events %+v", evs)
+	}
+}

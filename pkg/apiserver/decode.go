@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kplane/kplane/pkg/audit"
 	"github.com/kplane/kplane/pkg/registry"
 )
 
@@ -127,16 +128,25 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, obj runtime.
 	if err != nil {
 		return nil, err
 	}
+	var warnings []string
 	switch mt {
 	case protobufType:
-		return nil, decodeProtobuf(data, obj, gvk)
+		err = decodeProtobuf(data, obj, gvk)
 	case "application/json":
+		warnings, err = decodeInto(data, obj, gvk, fieldValidation, prune)
 	default:
 		if data, err = yaml.YAMLToJSON(data); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summarizeBody(data)))
 		}
+		warnings, err = decodeInto(data, obj, gvk, fieldValidation, prune)
 	}
-	return decodeInto(data, obj, gvk, fieldValidation, prune)
+	if err != nil {
+		return warnings, err
+	}
+	if m, ok := obj.(metav1.Object); ok {
+		audit.LogRequestObject(r.Context(), m)
+	}
+	return warnings, nil
 }
 
 // decodeProtobuf decodes a protobuf envelope (magic, then a runtime.Unknown

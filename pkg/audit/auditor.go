@@ -10,6 +10,7 @@ import (
 	"maps"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
@@ -146,6 +147,38 @@ func LogImpersonatedUser(ctx context.Context, u UserInfo) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ev.ImpersonatedUser = &u
+}
+
+// LogRequestObject completes the objectRef of the event of the request
+// ctx belongs to with the decoded request object's namespace, name, uid and
+// resourceVersion, where the URL did not name them (a create's object
+// name, an update's resourceVersion), as kube-apiserver records them at
+// every level from Metadata. The objectRef is replaced, not changed in
+// place: events already written may share the old one.
+func LogRequestObject(ctx context.Context, obj metav1.Object) {
+	e, _ := ctx.Value(eventKey{}).(*entry)
+	if e == nil || obj == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ev.ObjectRef == nil {
+		return
+	}
+	ref := *e.ev.ObjectRef
+	if ref.Namespace == "" {
+		ref.Namespace = obj.GetNamespace()
+	}
+	if ref.Name == "" {
+		ref.Name = obj.GetName()
+	}
+	if ref.UID == "" {
+		ref.UID = obj.GetUID()
+	}
+	if ref.ResourceVersion == "" {
+		ref.ResourceVersion = obj.GetResourceVersion()
+	}
+	e.ev.ObjectRef = &ref
 }
 
 // Snapshot returns a copy of the event ctx carries (nil if none), with
