@@ -28,6 +28,11 @@ func TestLoadAnswers429AndStoresAcknowledgedWritesOnce(t *testing.T) {
 	if testing.Short() {
 		clients = 200
 	}
+	// Each client holds a connection, both ends of it in this process.
+	if limit := openFileLimit(); limit != 0 && limit < uint64(2*clients+256) {
+		clients = max((int(limit)-256)/2, 50)
+		t.Logf("open file limit %d: %d clients", limit, clients)
+	}
 	backend, err := memory.New(memory.Config{})
 	if err != nil {
 		t.Fatal(err)
