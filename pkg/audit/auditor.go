@@ -122,31 +122,21 @@ func AuditIDFrom(ctx context.Context) types.UID {
 // to (such as authorization.k8s.io/decision), if it is audited. An
 // existing key keeps its first value.
 func AddAnnotation(ctx context.Context, key, value string) {
-	e, _ := ctx.Value(eventKey{}).(*entry)
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, ok := e.ev.Annotations[key]; ok {
-		return
-	}
-	if e.ev.Annotations == nil {
-		e.ev.Annotations = map[string]string{}
-	}
-	e.ev.Annotations[key] = value
+	update(ctx, func(ev *Event) {
+		if _, ok := ev.Annotations[key]; ok {
+			return
+		}
+		if ev.Annotations == nil {
+			ev.Annotations = map[string]string{}
+		}
+		ev.Annotations[key] = value
+	})
 }
 
 // LogImpersonatedUser records, in the event of the request ctx belongs to,
 // the user the requester acts as.
 func LogImpersonatedUser(ctx context.Context, u UserInfo) {
-	e, _ := ctx.Value(eventKey{}).(*entry)
-	if e == nil {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.ev.ImpersonatedUser = &u
+	update(ctx, func(ev *Event) { ev.ImpersonatedUser = &u })
 }
 
 // LogRequestObject completes the objectRef of the event of the request
@@ -156,47 +146,56 @@ func LogImpersonatedUser(ctx context.Context, u UserInfo) {
 // every level from Metadata. The objectRef is replaced, not changed in
 // place: events already written may share the old one.
 func LogRequestObject(ctx context.Context, obj metav1.Object) {
-	e, _ := ctx.Value(eventKey{}).(*entry)
-	if e == nil || obj == nil {
+	if obj == nil {
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.ev.ObjectRef == nil {
-		return
-	}
-	ref := *e.ev.ObjectRef
-	if ref.Namespace == "" {
-		ref.Namespace = obj.GetNamespace()
-	}
-	if ref.Name == "" {
-		ref.Name = obj.GetName()
-	}
-	if ref.UID == "" {
-		ref.UID = obj.GetUID()
-	}
-	if ref.ResourceVersion == "" {
-		ref.ResourceVersion = obj.GetResourceVersion()
-	}
-	e.ev.ObjectRef = &ref
+	update(ctx, func(ev *Event) {
+		if ev.ObjectRef == nil {
+			return
+		}
+		ref := *ev.ObjectRef
+		if ref.Namespace == "" {
+			ref.Namespace = obj.GetNamespace()
+		}
+		if ref.Name == "" {
+			ref.Name = obj.GetName()
+		}
+		if ref.UID == "" {
+			ref.UID = obj.GetUID()
+		}
+		if ref.ResourceVersion == "" {
+			ref.ResourceVersion = obj.GetResourceVersion()
+		}
+		ev.ObjectRef = &ref
+	})
 }
 
 // Snapshot returns a copy of the event ctx carries (nil if none), with
 // edit applied under the event's lock: the caller may then write the copy
 // while filters still add to the original.
 func Snapshot(ctx context.Context, edit func(*Event)) *Event {
+	var c *Event
+	update(ctx, func(ev *Event) {
+		if edit != nil {
+			edit(ev)
+		}
+		cp := *ev
+		cp.Annotations = maps.Clone(ev.Annotations)
+		c = &cp
+	})
+	return c
+}
+
+// update runs edit on the event of the request ctx belongs to, under the
+// event's lock; it does nothing when the request is not audited.
+func update(ctx context.Context, edit func(*Event)) {
 	e, _ := ctx.Value(eventKey{}).(*entry)
 	if e == nil {
-		return nil
+		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if edit != nil {
-		edit(e.ev)
-	}
-	c := *e.ev
-	c.Annotations = maps.Clone(e.ev.Annotations)
-	return &c
+	edit(e.ev)
 }
 
 // StripManagedFields returns obj, a JSON object or list, without
