@@ -129,14 +129,13 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, obj runtime.
 		return nil, err
 	}
 	var warnings []string
-	switch mt {
-	case protobufType:
+	if mt == protobufType {
 		err = decodeProtobuf(data, obj, gvk)
-	case "application/json":
-		warnings, err = decodeInto(data, obj, gvk, fieldValidation, prune)
-	default:
-		if data, err = yaml.YAMLToJSON(data); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summarizeBody(data)))
+	} else {
+		if mt != "application/json" {
+			if data, err = yaml.YAMLToJSON(data); err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summarizeBody(data)))
+			}
 		}
 		warnings, err = decodeInto(data, obj, gvk, fieldValidation, prune)
 	}
