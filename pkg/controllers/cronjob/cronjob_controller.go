@@ -170,6 +170,10 @@ func (a clientAPI) DeleteJob(ctx context.Context, namespace, name string, uid ty
 	})
 }
 
+func (a clientAPI) GetCronJob(ctx context.Context, namespace, name string) (*batchv1.CronJob, error) {
+	return a.cronJobs.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
 func (a clientAPI) UpdateStatus(ctx context.Context, cj *batchv1.CronJob) (*batchv1.CronJob, error) {
 	return a.cronJobs.Namespace(cj.Namespace).UpdateStatus(ctx, cj, metav1.UpdateOptions{})
 }

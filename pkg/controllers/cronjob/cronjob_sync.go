@@ -50,8 +50,9 @@ type jobWriter interface {
 	DeleteJob(ctx context.Context, namespace, name string, uid types.UID) error
 }
 
-// cronJobWriter writes CronJob status.
+// cronJobWriter writes CronJob status and reads a CronJob past the cache.
 type cronJobWriter interface {
+	GetCronJob(ctx context.Context, namespace, name string) (*batchv1.CronJob, error)
 	UpdateStatus(ctx context.Context, cj *batchv1.CronJob) (*batchv1.CronJob, error)
 }
 
@@ -90,6 +91,9 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 			children = append(children, j)
 		}
 	}
+	if cj, err = s.catchUp(ctx, cj, children); err != nil {
+		return err
+	}
 	cj = cj.DeepCopy()
 	old := cj.Status.DeepCopy()
 	s.trackChildren(ctx, cj, children)
@@ -109,6 +113,33 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// catchUp returns the CronJob as the server has it when the cached one
+// lacks, in status.active, an unfinished Job it owns: the Job informer may
+// have seen a Job this controller just created before the CronJob informer
+// saw the status recording it, and acting on the cached CronJob would warn
+// of an unexpected Job and try to start it again. The server's copy is
+// read at most once per sync; a CronJob gone from the server leaves the
+// cached one to act on.
+func (s *syncer) catchUp(ctx context.Context, cj *batchv1.CronJob, children []*batchv1.Job) (*batchv1.CronJob, error) {
+	for _, j := range children {
+		if finished, _ := finishedCondition(j); finished ||
+			slices.ContainsFunc(cj.Status.Active, func(r corev1.ObjectReference) bool { return r.UID == j.UID }) {
+			continue
+		}
+		fresh, err := s.cronJobs.GetCronJob(ctx, cj.Namespace, cj.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+			return cj, nil
+		case err != nil:
+			return nil, fmt.Errorf("get cronjob: %w", err)
+		case fresh.UID != cj.UID:
+			return cj, nil
+		}
+		return fresh, nil
+	}
+	return cj, nil
 }
 
 // trackChildren drops finished and vanished Jobs from status.active and

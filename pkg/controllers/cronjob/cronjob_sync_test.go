@@ -30,6 +30,17 @@ type fakeAPI struct {
 	created  []*batchv1.Job
 	statuses []batchv1.CronJobStatus
 	existing map[string]*batchv1.Job // what GetJob finds
+	stored   *batchv1.CronJob        // what GetCronJob finds; nil for none
+}
+
+func (f *fakeAPI) GetCronJob(_ context.Context, _, name string) (*batchv1.CronJob, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.actions = append(f.actions, "get-cronjob "+name)
+	if f.stored == nil {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "batch", Resource: "cronjobs"}, name)
+	}
+	return f.stored.DeepCopy(), nil
 }
 
 func (f *fakeAPI) CreateJob(_ context.Context, j *batchv1.Job) (*batchv1.Job, error) {
@@ -401,5 +412,44 @@ func TestMostRecentScheduleTime(t *testing.T) {
 				t.Fatalf("missed %d, want %d", missed, tt.wantMissed)
 			}
 		})
+	}
+}
+
+// A Job the controller created and recorded in status.active, seen by the
+// Job cache before the CronJob cache has that status, is neither
+// unexpected nor started again: the controller reads the CronJob from the
+// server and finds it there.
+func TestSyncReadsCronJobPastALaggingCache(t *testing.T) {
+	cached := newCronJob("* * * * *")
+	job := childJob(cached, minuteName(t0), t0, "")
+	stored := cached.DeepCopy()
+	stored.ResourceVersion = "2"
+	stored.Status.Active = []corev1.ObjectReference{activeRef(job)}
+	stored.Status.LastScheduleTime = &metav1.Time{Time: t0}
+
+	cjIdx, _ := cache.NewIndexer(cache.IndexerConfig[*batchv1.CronJob]{})
+	jobIdx, _ := cache.NewIndexer(cache.IndexerConfig[*batchv1.Job]{})
+	if err := cjIdx.Add(cached); err != nil {
+		t.Fatal(err)
+	}
+	if err := jobIdx.Add(job); err != nil {
+		t.Fatal(err)
+	}
+	api := &fakeAPI{existing: map[string]*batchv1.Job{job.Name: job}, stored: stored}
+	rec := &fakeRecorder{}
+	s := &syncer{
+		cronJobLister: cache.NewLister(cjIdx, batchv1.Resource("cronjobs")),
+		jobLister:     cache.NewLister(jobIdx, batchv1.Resource("jobs")),
+		jobs:          api, cronJobs: api, recorder: rec, clock: clocktesting.NewFakeClock(t0.Add(time.Second)),
+		enqueueAfter: func(string, time.Duration) {},
+	}
+	if err := s.sync(t.Context(), "ns/cj"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"get-cronjob cj"}, api.actions); diff != "" {
+		t.Errorf("actions (-want +got):\n%s", diff)
+	}
+	if len(rec.reasons) != 0 {
+		t.Errorf("events %v, want none", rec.reasons)
 	}
 }
