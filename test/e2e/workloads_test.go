@@ -301,6 +301,13 @@ func testCronJob(t *testing.T, kc string) {
 	if job.Status.Succeeded != 1 {
 		t.Fatalf("job %s succeeded %d, want 1", job.Name, job.Status.Succeeded)
 	}
+	// The Jobs the test made are unexpected to the controller; those it
+	// started itself never are.
+	unexpected := kubectlWith(t, kc, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=tick,reason=UnexpectedJob",
+		"-o", "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}")
+	if strings.Contains(unexpected, "tick-") {
+		t.Fatalf("UnexpectedJob events for the CronJob's own Jobs:\n%s", unexpected)
+	}
 }
 
 // createForeignJob creates a Job controlled by the CronJob with uid
