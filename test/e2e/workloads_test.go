@@ -20,6 +20,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/kplane/kplane/internal/podendpoint"
 )
 
 // workloadWait bounds every wait on a controller in these tests; it fails
@@ -56,25 +58,11 @@ func TestWorkloads(t *testing.T) {
 func testJobParallelism(t *testing.T, kc string) {
 	ns := workloadNamespace(t, kc, "wl-job")
 	w := watchPods(t, kc, ns)
-	kubectlIn(t, kc, `apiVersion: batch/v1
-kind: Job
-metadata: {name: batch}
-spec:
-  completions: 5
-  parallelism: 2
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: c, image: busybox}]
-`, "apply", "-n", ns, "-f", "-")
-	kubectlWith(t, kc, "wait", "-n", ns, "--for=condition=complete", "job/batch", "--timeout=60s")
-
-	var job batchv1.Job
-	getJSON(t, kc, &job, "get", "-n", ns, "job", "batch")
+	job := runJob(t, kc, ns, "batch", "complete", "{completions: 5, parallelism: 2}", "{}")
 	if job.Status.Succeeded != 5 || job.Status.Failed != 0 || job.Status.Active != 0 {
 		t.Fatalf("job status succeeded/failed/active %d/%d/%d, want 5/0/0", job.Status.Succeeded, job.Status.Failed, job.Status.Active)
 	}
-	if got := podPhases(t, kc, ns, "job-name=batch"); !slices.Equal(got, []string{"Succeeded", "Succeeded", "Succeeded", "Succeeded", "Succeeded"}) {
+	if got := jobPods(t, kc, ns, "batch"); !slices.Equal(got, []string{"Succeeded", "Succeeded", "Succeeded", "Succeeded", "Succeeded"}) {
 		t.Fatalf("job pods' phases %v, want five Succeeded", got)
 	}
 	// Replay every pod change in the order the server made them: the
@@ -107,23 +95,8 @@ spec:
 // BackoffLimitExceeded after exactly 3 failed pods.
 func testJobBackoffLimit(t *testing.T, kc string) {
 	ns := workloadNamespace(t, kc, "wl-failjob")
-	kubectlIn(t, kc, `apiVersion: batch/v1
-kind: Job
-metadata: {name: doomed}
-spec:
-  backoffLimit: 2
-  template:
-    metadata:
-      annotations: {nodesim.kplane.io/exit-code: "3"}
-    spec:
-      restartPolicy: Never
-      containers: [{name: c, image: busybox}]
-`, "apply", "-n", ns, "-f", "-")
 	// Failed pods are replaced after 10 s, then 20 s.
-	kubectlWith(t, kc, "wait", "-n", ns, "--for=condition=failed", "job/doomed", "--timeout=90s")
-
-	var job batchv1.Job
-	getJSON(t, kc, &job, "get", "-n", ns, "job", "doomed")
+	job := runJob(t, kc, ns, "doomed", "failed", "{backoffLimit: 2}", `{nodesim.kplane.io/exit-code: "3"}`)
 	c := jobCondition(job, batchv1.JobFailed)
 	if c == nil || c.Reason != "BackoffLimitExceeded" {
 		t.Fatalf("job Failed condition %+v, want reason BackoffLimitExceeded", c)
@@ -131,7 +104,7 @@ spec:
 	if job.Status.Failed != 3 || job.Status.Succeeded != 0 || job.Status.Active != 0 {
 		t.Fatalf("job status failed/succeeded/active %d/%d/%d, want 3/0/0", job.Status.Failed, job.Status.Succeeded, job.Status.Active)
 	}
-	if got := podPhases(t, kc, ns, "job-name=doomed"); !slices.Equal(got, []string{"Failed", "Failed", "Failed"}) {
+	if got := jobPods(t, kc, ns, "doomed"); !slices.Equal(got, []string{"Failed", "Failed", "Failed"}) {
 		t.Fatalf("job pods' phases %v, want three Failed", got)
 	}
 }
@@ -139,43 +112,36 @@ spec:
 // An Indexed Job of 3 completions succeeds once per index.
 func testIndexedJob(t *testing.T, kc string) {
 	ns := workloadNamespace(t, kc, "wl-indexed")
-	kubectlIn(t, kc, `apiVersion: batch/v1
-kind: Job
-metadata: {name: shards}
-spec:
-  completions: 3
-  parallelism: 3
-  completionMode: Indexed
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: c, image: busybox}]
-`, "apply", "-n", ns, "-f", "-")
-	kubectlWith(t, kc, "wait", "-n", ns, "--for=condition=complete", "job/shards", "--timeout=60s")
-	var job batchv1.Job
-	getJSON(t, kc, &job, "get", "-n", ns, "job", "shards")
+	job := runJob(t, kc, ns, "shards", "complete", "{completions: 3, parallelism: 3, completionMode: Indexed}", "{}")
 	if job.Status.CompletedIndexes != "0-2" || job.Status.Succeeded != 3 || job.Status.Failed != 0 {
 		t.Fatalf("job completedIndexes %q succeeded %d failed %d, want \"0-2\" 3 0", job.Status.CompletedIndexes, job.Status.Succeeded, job.Status.Failed)
 	}
-	if got := succeededIndexes(t, kc, ns, "job-name=shards"); !slices.Equal(got, []string{"0", "1", "2"}) {
-		t.Fatalf("succeeded pods' completion indexes %v, want each of 0, 1, 2 once", got)
+	if got := jobPods(t, kc, ns, "shards"); !slices.Equal(got, []string{"Succeeded 0", "Succeeded 1", "Succeeded 2"}) {
+		t.Fatalf("pods' phases and completion indexes %v, want one Succeeded pod for each of 0, 1, 2", got)
 	}
 }
 
-// succeededIndexes lists, sorted, the completion index of every Succeeded
-// pod the selector matches.
-func succeededIndexes(t *testing.T, kc, ns, selector string) []string {
+// jobManifest is a Job named name with the spec fields in spec (a YAML
+// flow map) whose pods, with restartPolicy Never, carry the annotations
+// podAnnotations (one too).
+func jobManifest(name, spec, podAnnotations string) string {
+	return fmt.Sprintf(`apiVersion: batch/v1
+kind: Job
+metadata: {name: %s}
+spec: %s
+`, name, strings.TrimSuffix(spec, "}")+
+		`, template: {metadata: {annotations: `+podAnnotations+`}, spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}`)
+}
+
+// runJob applies jobManifest in ns, waits for the Job's condition (complete
+// or failed) and returns the Job.
+func runJob(t *testing.T, kc, ns, name, condition, spec, podAnnotations string) batchv1.Job {
 	t.Helper()
-	var pods corev1.PodList
-	getJSON(t, kc, &pods, "get", "-n", ns, "pods", "-l", selector)
-	var idx []string
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodSucceeded {
-			idx = append(idx, p.Annotations[batchv1.JobCompletionIndexAnnotation])
-		}
-	}
-	sort.Strings(idx)
-	return idx
+	kubectlIn(t, kc, jobManifest(name, spec, podAnnotations), "apply", "-n", ns, "-f", "-")
+	kubectlWith(t, kc, "wait", "-n", ns, "--for=condition="+condition, "job/"+name, "--timeout=90s")
+	var job batchv1.Job
+	getJSON(t, kc, &job, "get", "-n", ns, "job", name)
+	return job
 }
 
 // cronJobManifest runs every minute, one Job at a time, keeping one
@@ -383,7 +349,7 @@ func testStatefulSet(t *testing.T, kc string) {
 		if _, ok := created[name]; !ok && e.Type == "ADDED" {
 			created[name] = i
 		}
-		if _, ok := ready[name]; !ok && e.Type != "DELETED" && podReady(&e.Object) {
+		if _, ok := ready[name]; !ok && e.Type != "DELETED" && podendpoint.IsPodReady(&e.Object) {
 			ready[name] = i
 		}
 	}
@@ -456,7 +422,7 @@ func wantPods(t *testing.T, kc, ns string, want map[string]string) {
 	got := map[string]string{}
 	for _, p := range pods.Items {
 		got[p.Name] = p.Labels[appsv1.ControllerRevisionHashLabelKey] + " " + p.Spec.Containers[0].Image
-		if !podReady(&p) || p.DeletionTimestamp != nil {
+		if !podendpoint.IsPodReady(&p) || p.DeletionTimestamp != nil {
 			got[p.Name] += " (not ready)"
 		}
 	}
@@ -589,7 +555,7 @@ func endpointsMatchPods(t *testing.T, kc, ns string, n int) (bool, string) {
 	getJSON(t, kc, &pods, "get", "-n", ns, "pods", "-l", "app=web")
 	var podIPs []string
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil && podReady(&p) && p.Status.PodIP != "" {
+		if p.DeletionTimestamp == nil && podendpoint.IsPodReady(&p) && p.Status.PodIP != "" {
 			podIPs = append(podIPs, p.Status.PodIP)
 		}
 	}
@@ -651,20 +617,8 @@ func TestWorkloadsJobFailover(t *testing.T) {
 	ns := workloadNamespace(t, kc, "wl-failover")
 	w := watchPods(t, kc, ns)
 	for _, mode := range []string{"NonIndexed", "Indexed"} {
-		kubectlIn(t, kc, fmt.Sprintf(`apiVersion: batch/v1
-kind: Job
-metadata: {name: %s}
-spec:
-  completions: 6
-  parallelism: 3
-  completionMode: %s
-  template:
-    metadata:
-      annotations: {nodesim.kplane.io/complete-after: 1500ms}
-    spec:
-      restartPolicy: Never
-      containers: [{name: c, image: busybox}]
-`, strings.ToLower(mode), mode), "apply", "-n", ns, "-f", "-")
+		kubectlIn(t, kc, jobManifest(strings.ToLower(mode), "{completions: 6, parallelism: 3, completionMode: "+mode+"}",
+			"{nodesim.kplane.io/complete-after: 1500ms}"), "apply", "-n", ns, "-f", "-")
 	}
 	// Kill the leader once both Jobs are midway: some pods done, some
 	// running.
@@ -679,6 +633,8 @@ spec:
 		return len(strings.Fields(got)) == 2, got
 	})
 	holder := kubectlWith(t, kc, "get", "lease", "-n", "kube-system", "kplane-controller-manager", "-o", "jsonpath={.spec.holderIdentity}")
+	t.Logf("killing the leader %s with the Jobs' succeeded/active at %s", holder,
+		kubectlWith(t, kc, "get", "-n", ns, "jobs", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.succeeded}/{.status.active} {end}"))
 	var leader, standby *managerProcess
 	for i, m := range managers {
 		if m.identity == holder {
@@ -776,26 +732,18 @@ func pollUntil(t *testing.T, what string, check func() (bool, string)) {
 	}
 }
 
-// podPhases lists, sorted, the phases of the pods the selector matches.
-func podPhases(t *testing.T, kc, ns, selector string) []string {
+// jobPods lists, sorted, the phase of each pod of the Job, followed by
+// its completion index if it has one.
+func jobPods(t *testing.T, kc, ns, job string) []string {
 	t.Helper()
 	var pods corev1.PodList
-	getJSON(t, kc, &pods, "get", "-n", ns, "pods", "-l", selector)
-	var phases []string
+	getJSON(t, kc, &pods, "get", "-n", ns, "pods", "-l", "job-name="+job)
+	var out []string
 	for _, p := range pods.Items {
-		phases = append(phases, string(p.Status.Phase))
+		out = append(out, strings.TrimSpace(string(p.Status.Phase)+" "+p.Annotations[batchv1.JobCompletionIndexAnnotation]))
 	}
-	sort.Strings(phases)
-	return phases
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	sort.Strings(out)
+	return out
 }
 
 func jobCondition(j batchv1.Job, typ batchv1.JobConditionType) *batchv1.JobCondition {
