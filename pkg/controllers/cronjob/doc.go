@@ -22,7 +22,11 @@
 //   - Status: active lists the unfinished Jobs (finished ones leave it with
 //     a SawCompletedJob event; vanished ones once the server confirms),
 //     lastScheduleTime the latest start time acted on, lastSuccessfulTime
-//     the latest completion of a Complete Job.
+//     the latest completion of a Complete Job. An unfinished Job it owns
+//     but the cached CronJob does not list (the Job cache ahead of the
+//     CronJob cache after a start) makes it read the CronJob from the
+//     server before acting, so that its own Job is neither reported
+//     UnexpectedJob nor started again.
 //   - History: finished Jobs beyond successfulJobsHistoryLimit and
 //     failedJobsHistoryLimit are deleted, oldest start first, with
 //     background propagation.
