@@ -140,7 +140,7 @@ func (m *RefManager[T]) ClaimObject(ctx context.Context, obj T, match func(T) bo
 	if isNil(obj) {
 		return false, errors.New("ref manager: nil object")
 	}
-	if ref := metav1.GetControllerOf(obj); ref != nil {
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
 		if ref.UID != m.owner.GetUID() {
 			return false, nil
 		}

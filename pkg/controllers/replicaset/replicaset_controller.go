@@ -136,6 +136,9 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replicaset: %w", err)
 	}
+	if err := controller.AddControllerUIDIndex(podInformer.Indexer()); err != nil {
+		return nil, fmt.Errorf("replicaset: %w", err)
+	}
 	expectations, err := controller.NewUIDTrackingExpectations(controller.ExpectationsConfig{Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("replicaset: %w", err)
@@ -159,6 +162,7 @@ func New(cfg Config) (*Controller, error) {
 	s := &syncer{
 		rsLister:         rsInformer.Lister(),
 		podLister:        podInformer.Lister(),
+		podIndexer:       podInformer.Indexer(),
 		pods:             api,
 		replicaSets:      status,
 		kind:             kind,

@@ -52,8 +52,10 @@ type replicaSetWriter = StatusWriter
 
 // syncer holds what the reconcile logic reads and writes.
 type syncer struct {
-	rsLister    *cache.Lister[*appsv1.ReplicaSet]
-	podLister   *cache.Lister[*corev1.Pod]
+	rsLister  *cache.Lister[*appsv1.ReplicaSet]
+	podLister *cache.Lister[*corev1.Pod]
+	// podIndexer backs podLister and has controller.ControllerUIDIndex.
+	podIndexer  *cache.Indexer[*corev1.Pod]
 	pods        podWriter
 	replicaSets replicaSetWriter
 	// kind is the kind of the managed objects (Source.Kind); empty means
@@ -94,7 +96,9 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 		return controller.Terminal(fmt.Errorf("invalid selector: %w", err))
 	}
 
-	all, err := s.podLister.Namespace(namespace).List(labels.Everything())
+	// Only the pods rs controls and the orphans can be claimed: the index
+	// gives them without a walk over every pod of the namespace.
+	all, err := controller.ControlledOrOrphaned(s.podIndexer, namespace, rs.UID)
 	if err != nil {
 		return err
 	}

@@ -145,6 +145,9 @@ func newFixture(t testing.TB, rs *appsv1.ReplicaSet, pods ...*corev1.Pod) *fixtu
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := controller.AddControllerUIDIndex(podIdx); err != nil {
+		t.Fatal(err)
+	}
 	if err := rsIdx.Add(rs); err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +165,7 @@ func newFixture(t testing.TB, rs *appsv1.ReplicaSet, pods ...*corev1.Pod) *fixtu
 	f.s = &syncer{
 		rsLister:      cache.NewLister(rsIdx, appsv1.Resource("replicasets")),
 		podLister:     cache.NewLister(podIdx, corev1.Resource("pods")),
+		podIndexer:    podIdx,
 		pods:          f.api,
 		replicaSets:   f.api,
 		recorder:      f.rec,
