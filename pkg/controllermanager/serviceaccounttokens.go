@@ -28,6 +28,10 @@ const (
 	// serviceAccountTokenRenewal is the part of a token's lifetime after
 	// which it is renewed: 80%, leaving a fifth of it to renew in.
 	serviceAccountTokenRenewal = 0.8
+	// serviceAccountTokenRetry is how long a token whose renewal failed
+	// is used before the renewal is tried again, so that an API server
+	// refusing TokenRequests is not asked before every request.
+	serviceAccountTokenRetry = 10 * time.Second
 )
 
 // serviceAccountTokens is the client.TokenSource of one controller's
@@ -63,7 +67,7 @@ var (
 
 // Token returns the cached token, renewing it first when it is due. A
 // failed renewal still returns the old token while it has not expired,
-// and the next call tries again.
+// and is tried again serviceAccountTokenRetry later.
 func (s *serviceAccountTokens) Token(ctx context.Context) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -74,6 +78,7 @@ func (s *serviceAccountTokens) Token(ctx context.Context) (string, error) {
 	tok, expires, err := s.request(ctx)
 	if err != nil {
 		if s.token != "" && now.Before(s.expiresAt) {
+			s.renewAt = now.Add(serviceAccountTokenRetry)
 			s.logger.Warn("renewing the controller's ServiceAccount token failed; using the current one until it expires",
 				"expires", s.expiresAt, "err", err)
 			return s.token, nil

@@ -402,3 +402,55 @@ func TestNewRequiresClientConfigForServiceAccounts(t *testing.T) {
 		t.Fatalf("New: %v, want ClientConfig required", err)
 	}
 }
+
+// TestServiceAccountTokenRenewalFails checks that a failed renewal keeps
+// the current token until it expires, asking again only every
+// serviceAccountTokenRetry, and fails once the token has expired.
+func TestServiceAccountTokenRenewalFails(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Now())
+	var requests atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet:
+			_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"job-controller","namespace":"kube-system"}}`))
+		case requests.Add(1) == 1:
+			w.WriteHeader(http.StatusCreated)
+			exp := metav1.NewTime(clk.Now().Add(time.Hour)).Format(time.RFC3339)
+			_, _ = w.Write([]byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","status":{"token":"tok-1","expirationTimestamp":"` + exp + `"}}`))
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"apiVersion":"v1","kind":"Status","status":"Failure","code":503,"reason":"ServiceUnavailable","message":"down"}`))
+		}
+	}))
+	t.Cleanup(hs.Close)
+	manager, err := client.New(client.Config{Host: hs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(manager.CloseIdleConnections)
+	src := &serviceAccountTokens{manager: manager, namespace: metav1.NamespaceSystem, name: "job-controller", clock: clk, logger: slog.New(slog.DiscardHandler)}
+	ctx := context.Background()
+	check := func(wantToken string, wantRequests int64) {
+		t.Helper()
+		tok, err := src.Token(ctx)
+		switch {
+		case wantToken == "" && err == nil:
+			t.Fatalf("Token = %q, want an error", tok)
+		case wantToken != "" && (err != nil || tok != wantToken):
+			t.Fatalf("Token = %q, %v; want %q", tok, err, wantToken)
+		}
+		if got := requests.Load(); got != wantRequests {
+			t.Fatalf("%d TokenRequests, want %d", got, wantRequests)
+		}
+	}
+	check("tok-1", 1)
+	clk.Step(49 * time.Minute) // due: the renewal fails, tok-1 is still good
+	check("tok-1", 2)
+	clk.Step(serviceAccountTokenRetry - time.Second)
+	check("tok-1", 2)
+	clk.Step(time.Second)
+	check("tok-1", 3)
+	clk.Step(11 * time.Minute) // past the expiry
+	check("", 4)
+}
