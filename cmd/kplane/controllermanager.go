@@ -14,7 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kplane/kplane/pkg/authorization/rbac/bootstrap"
 	"github.com/kplane/kplane/pkg/client"
 	"github.com/kplane/kplane/pkg/controllermanager"
 	"github.com/kplane/kplane/pkg/featuregate"
@@ -42,6 +45,8 @@ type controllerManagerOptions struct {
 	nodeRunTime time.Duration
 	// nodeScheduling is --node-scheduling.
 	nodeScheduling bool
+	// serviceAccountCredentials is --use-service-account-credentials.
+	serviceAccountCredentials bool
 }
 
 // newControllerManagerOptions returns the options with a feature-gate
@@ -74,14 +79,17 @@ func (o *controllerManagerOptions) addFlags(f *pflag.FlagSet, defaultControllers
 	f.StringVar(&o.healthAddress, "health-address", healthAddress, "host:port serving /healthz and /metrics; empty serves none")
 	f.DurationVar(&o.nodeRunTime, "node-run-time", time.Second, "how long simulated nodes run pods with restartPolicy Never or OnFailure (Jobs' pods) before they succeed, unless the pod's nodesim.kplane.io/* annotations say otherwise; 0 runs them until deleted")
 	f.BoolVar(&o.nodeScheduling, "node-scheduling", true, "simulated nodes schedule pods that have no spec.nodeName; false leaves them to a scheduler such as kube-scheduler")
+	f.BoolVar(&o.serviceAccountCredentials, "use-service-account-credentials", true,
+		"run each controller with the credentials of its own ServiceAccount in kube-system (created when missing, tokens from the TokenRequest API), so it may do only what its system:controller:* role grants; false runs every controller as the manager's own user, which then needs every controller's role")
 	f.StringVar(&o.rootCAFile, "root-ca-file", "", "PEM CA bundle published as the kube-root-ca.crt ConfigMap in every namespace; empty publishes none")
 	o.gates.AddFlag(f)
 }
 
-// run runs the controller manager against c (the node simulator writing
-// through nodeClient when not nil) until ctx ends. identity "" picks a
-// unique one; releaseOnCancel gives the lease up on shutdown.
-func (o *controllerManagerOptions) run(ctx context.Context, c, nodeClient *client.Client, logger *slog.Logger, identity string, releaseOnCancel bool, out func(string)) error {
+// run runs the controller manager against the server cfg reaches (the
+// node simulator writing through nodeClient when not nil) until ctx ends.
+// identity "" picks a unique one; releaseOnCancel gives the lease up on
+// shutdown.
+func (o *controllerManagerOptions) run(ctx context.Context, cfg client.Config, nodeClient *client.Client, logger *slog.Logger, identity string, releaseOnCancel bool, out func(string)) error {
 	if o.workers <= 0 {
 		return fmt.Errorf("--workers must be positive, not %d", o.workers)
 	}
@@ -96,25 +104,32 @@ func (o *controllerManagerOptions) run(ctx context.Context, c, nodeClient *clien
 		}
 		rootCA = data
 	}
+	c, err := client.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer c.CloseIdleConnections()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var ln net.Listener
 	if o.healthAddress != "" {
-		var err error
 		if ln, err = net.Listen("tcp", o.healthAddress); err != nil {
 			return fmt.Errorf("--health-address: %w", err)
 		}
 	}
 	m, err := controllermanager.New(controllermanager.Config{
-		Client:           c,
-		NodeClient:       nodeClient,
-		RootCA:           rootCA,
-		Gates:            o.gates.Freeze(),
-		Controllers:      o.controllers,
-		Workers:          o.workers,
-		Nodes:            o.nodes,
-		NodeRunTime:      o.nodeRunTime,
-		NoNodeScheduling: !o.nodeScheduling,
+		Client:       c,
+		ClientConfig: cfg,
+		NodeClient:   nodeClient,
+		RootCA:       rootCA,
+		Gates:        o.gates.Freeze(),
+		Controllers:  o.controllers,
+		Workers:      o.workers,
+		Nodes:        o.nodes,
+
+		UseServiceAccountCredentials: o.serviceAccountCredentials,
+		NodeRunTime:                  o.nodeRunTime,
+		NoNodeScheduling:             !o.nodeScheduling,
 		LeaderElection: controllermanager.LeaderElectionConfig{
 			Disabled:        !o.leaderElect,
 			Namespace:       o.leaseNS,
@@ -161,6 +176,15 @@ func newControllerManagerCommand() *cobra.Command {
 		Long: `Run kplane's controllers (Deployment, ReplicaSet, garbage collector, namespace, and optionally the node
 simulator) against a Kubernetes API server: kplane's own or a real cluster.
 
+With --use-service-account-credentials (the default) each controller runs as
+its own ServiceAccount in kube-system, as kube-controller-manager does with
+that flag: the kubeconfig's user (system:kube-controller-manager) creates the
+ServiceAccounts and requests their tokens, and itself only reads (for the
+informers) and keeps the Lease. With --use-service-account-credentials=false
+every controller runs as that user, which then needs every
+system:controller:* role bound to it (kplane's bootstrap policy, like
+Kubernetes', does not do that).
+
 With --leader-elect (the default) several replicas may run: they compete for a
 Lease and only the leader runs controllers. A leader that loses its lease stops
 every controller and exits with an error, to be restarted.
@@ -177,11 +201,7 @@ The command stops cleanly on SIGINT or SIGTERM.`,
 				return err
 			}
 			kc.Config.UserAgent = "kplane-controller-manager"
-			c, err := client.New(kc.Config)
-			if err != nil {
-				return err
-			}
-			err = o.run(cmd.Context(), c, nil, logger, "", false, func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) })
+			err = o.run(cmd.Context(), kc.Config, nil, logger, "", false, func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) })
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}
@@ -203,4 +223,33 @@ func hostname() string {
 		return "localhost"
 	}
 	return h
+}
+
+// grantManagerControllerRoles creates, through admin, the bindings of the
+// controller manager's user to every controller's role
+// (bootstrap.ManagerControllerRoleBindings), which a manager running its
+// controllers as itself (--use-service-account-credentials=false) needs;
+// bindings that exist are left as they are. `kplane up`, which runs both
+// the server and the manager, calls it; against another server that grant
+// is its administrator's.
+func grantManagerControllerRoles(ctx context.Context, admin *client.Client) error {
+	crbs := client.NewResource(admin, client.ClusterRoleBindings)
+	for _, b := range bootstrap.ManagerControllerRoleBindings() {
+		if _, err := crbs.Create(ctx, &b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("grant the controller manager %s: %w", b.RoleRef.Name, err)
+		}
+	}
+	return nil
+}
+
+// upGrantManagerControllerRoles is grantManagerControllerRoles for
+// `kplane up --use-service-account-credentials=false`, as the
+// administrator of creds.
+func upGrantManagerControllerRoles(ctx context.Context, serverURL string, creds *pki) error {
+	admin, err := client.New(client.Config{Host: serverURL, CAData: creds.caPEM, CertData: creds.admin.certPEM, KeyData: creds.admin.keyPEM, UserAgent: "kplane-up"})
+	if err != nil {
+		return err
+	}
+	defer admin.CloseIdleConnections()
+	return grantManagerControllerRoles(ctx, admin)
 }

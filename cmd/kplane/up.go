@@ -46,11 +46,10 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 			}
 			out := func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) }
 			api.serving = func(ctx context.Context, serverURL string, creds *pki) error {
-				c, err := upClient(api, controllerManagerKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.controllerManager })
+				cmCfg, err := upConfig(api, controllerManagerKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.controllerManager })
 				if err != nil {
 					return err
 				}
-				defer c.CloseIdleConnections()
 				nc, err := upClient(api, nodeKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.node })
 				if err != nil {
 					return err
@@ -59,9 +58,14 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 				if creds != nil {
 					cm.rootCA = creds.caPEM
 				}
+				if !cm.serviceAccountCredentials && creds != nil {
+					if err := upGrantManagerControllerRoles(ctx, serverURL, creds); err != nil {
+						return err
+					}
+				}
 				// A stable identity lets a restarted `kplane up` take its
 				// own lease back at once.
-				err = cm.run(ctx, c, nc, logger.With("component", "controller-manager"), "kplane-up_"+hostname(), false, func(s string) {
+				err = cm.run(ctx, cmCfg, nc, logger.With("component", "controller-manager"), "kplane-up_"+hostname(), false, func(s string) {
 					out(s)
 					if path := api.kubeconfigPath(); path != "" {
 						out(fmt.Sprintf("kplane is up. Try:\n  export KUBECONFIG=%s\n  kubectl create deployment web --image=nginx --replicas=3\n  kubectl get pods", path))
@@ -106,6 +110,15 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 // would, else directly with the credentials pick chooses (none over plain
 // HTTP).
 func upClient(api *apiServerOptions, kubeconfigName, serverURL string, creds *pki, pick func(*pki) *credentials) (*client.Client, error) {
+	cfg, err := upConfig(api, kubeconfigName, serverURL, creds, pick)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg)
+}
+
+// upConfig is upClient's connection settings.
+func upConfig(api *apiServerOptions, kubeconfigName, serverURL string, creds *pki, pick func(*pki) *credentials) (client.Config, error) {
 	var cfg client.Config
 	if api.kubeconfigPath() != "" {
 		path := api.kubeconfigPath()
@@ -114,7 +127,7 @@ func upClient(api *apiServerOptions, kubeconfigName, serverURL string, creds *pk
 		}
 		kc, err := client.LoadKubeconfig(client.KubeconfigOptions{Path: path})
 		if err != nil {
-			return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+			return cfg, fmt.Errorf("kubeconfig %s: %w", path, err)
 		}
 		cfg = kc.Config
 	} else {
@@ -125,5 +138,5 @@ func upClient(api *apiServerOptions, kubeconfigName, serverURL string, creds *pk
 		}
 	}
 	cfg.UserAgent = "kplane-controller-manager"
-	return client.New(cfg)
+	return cfg, nil
 }

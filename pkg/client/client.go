@@ -47,6 +47,13 @@ type Config struct {
 
 	// BearerToken is sent as "Authorization: Bearer <token>" on every request.
 	BearerToken string
+	// TokenSource, when set, supplies the bearer token of each request
+	// instead of BearerToken, which must then be empty: for tokens that
+	// expire and are renewed, such as ServiceAccount tokens from the
+	// TokenRequest API. If it also implements TokenInvalidator, a request
+	// answered 401 is sent once more with a renewed token. Derive the
+	// Config of such a client from another one with WithoutCredentials.
+	TokenSource TokenSource
 	// UserAgent is the User-Agent header. Default "kplane-client".
 	UserAgent string
 
@@ -59,7 +66,8 @@ type Config struct {
 
 	// HTTPClient, when set, carries every request instead of a client built
 	// from the TLS fields above, which must then be empty (the HTTPClient's
-	// own transport decides TLS). BearerToken and UserAgent still apply.
+	// own transport decides TLS). BearerToken, TokenSource and UserAgent
+	// still apply.
 	HTTPClient *http.Client
 	// Timeout, when above zero, bounds each non-watch call from sending to
 	// reading the whole response, retries included. Watches are bounded only
@@ -90,6 +98,7 @@ type Client struct {
 	base      *url.URL // scheme and host; path is a prefix without a trailing slash
 	http      *http.Client
 	token     string
+	tokens    TokenSource // nil: token (possibly empty) is sent
 	userAgent string
 	timeout   time.Duration
 	limiter   *rate.Limiter // nil: unlimited
@@ -128,10 +137,14 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("client: Timeout (%v) must not be negative", cfg.Timeout)
 	}
+	if cfg.TokenSource != nil && cfg.BearerToken != "" {
+		return nil, errors.New("client: Config.BearerToken and Config.TokenSource exclude each other")
+	}
 
 	c := &Client{
 		base:      base,
 		token:     cfg.BearerToken,
+		tokens:    cfg.TokenSource,
 		userAgent: cfg.UserAgent,
 		timeout:   cfg.Timeout,
 		retries:   cfg.MaxRetries,
@@ -316,8 +329,31 @@ func (c *Client) handleWarnings(h http.Header) {
 	}
 }
 
-// send issues req and returns the response with its body unread.
+// send issues req and returns the response with its body unread. A 401
+// answer is retried once with a renewed token (see TokenInvalidator).
 func (c *Client) send(ctx context.Context, req Request) (*http.Response, error) {
+	token, err := c.bearerToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.sendWith(ctx, req, token)
+	if err != nil || c.tokens == nil {
+		return resp, err
+	}
+	fresh, retry, err := c.renewToken(ctx, resp, token)
+	if err != nil {
+		resp.Body.Close()
+		return nil, fmt.Errorf("client: %s %s: renew the token refused with 401: %w", req.method(), req.Path, err)
+	}
+	if !retry {
+		return resp, nil
+	}
+	return c.sendWith(ctx, req, fresh)
+}
+
+// sendWith issues req with token (none when empty) and returns the
+// response with its body unread.
+func (c *Client) sendWith(ctx context.Context, req Request, token string) (*http.Response, error) {
 	u := *c.base
 	u.Path = c.base.Path + req.Path
 	if len(req.Query) > 0 {
@@ -341,8 +377,8 @@ func (c *Client) send(ctx context.Context, req Request) (*http.Response, error) 
 		hreq.Header.Set("Content-Type", "application/json")
 	}
 	hreq.Header.Set("User-Agent", c.userAgent)
-	if c.token != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.token)
+	if token != "" {
+		hreq.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {

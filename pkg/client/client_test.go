@@ -151,6 +151,10 @@ func TestTLS(t *testing.T) {
 		{"CA file", Config{CAFile: caFile, TLSServerName: "kplane.test"}, false, ""},
 		{"insecure", Config{Insecure: true}, false, ""},
 		{"client certificate", Config{CAData: serverPEM, TLSServerName: "kplane.test", CertData: clientPEM, KeyData: clientKey}, false, "client"},
+		// A client for another identity derived from one with a
+		// certificate must not present it: the server would take the
+		// certificate's identity over any token.
+		{"derived without credentials", Config{CAData: serverPEM, TLSServerName: "kplane.test", CertData: clientPEM, KeyData: clientKey, BearerToken: "t"}.WithoutCredentials(), false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -58,6 +58,11 @@
 //     returns only after the goroutine reading the stream has exited.
 //   - The rate limit (Config.QPS) applies to every request except watches,
 //     which are long-lived; it is off by default.
+//   - A Config.TokenSource is asked for the bearer token of every request;
+//     one that is also a TokenInvalidator gets a 401's token back and the
+//     request is sent once more with its next token. Config.WithoutCredentials
+//     derives the settings of a client for another identity of the same
+//     server, without the client certificate that would otherwise win.
 //   - Like client-go, a request answered with 429 or 500-504 and a
 //     Retry-After header is sent again after that wait, up to
 //     Config.MaxRetries times (10 by default); other failures are returned

@@ -30,9 +30,35 @@ const (
 
 // Config configures New. Zero-valued fields get the documented defaults.
 type Config struct {
-	// Client reaches the API server. Required. Every controller and the
-	// leader election share it.
+	// Client reaches the API server as the manager's own user
+	// (system:kube-controller-manager). Required. The informers, the
+	// leader election and, unless UseServiceAccountCredentials, every
+	// controller share it.
 	Client *client.Client
+	// UseServiceAccountCredentials runs each controller with a client of
+	// its own that authenticates as the ServiceAccount
+	// kube-system/<controller's name> (deployment-controller,
+	// replicaset-controller, generic-garbage-collector, ...; the subjects
+	// of the bootstrap system:controller:* bindings), as
+	// kube-controller-manager's --use-service-account-credentials: the
+	// manager creates the ServiceAccount when missing and gets its tokens
+	// with the TokenRequest API, renewing each at 80% of its hour. So a
+	// controller may write only what its own role allows, and the API
+	// server's audit and authorization see which controller acted.
+	// The informers, the leader election and the node simulator keep
+	// Client (and NodeClient). False, the zero value, runs every
+	// controller with Client, whose user then needs every controller's
+	// role besides system:kube-controller-manager (which does not have
+	// them); `kplane controller-manager` and `kplane up` default it to
+	// true.
+	UseServiceAccountCredentials bool
+	// ClientConfig is what Client was built from. With
+	// UseServiceAccountCredentials the controllers' clients are built from
+	// it, without its credentials (client.Config.WithoutCredentials: no
+	// client certificate, which the server would take over the token) and
+	// with a ServiceAccount token source; its Host is then required.
+	// Otherwise it is not used.
+	ClientConfig client.Config
 	// NodeClient, when set, is what the node simulator writes through (its
 	// own identity, such as a system:node user); it still reads through
 	// the shared informers. Default Client.
@@ -111,6 +137,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("controllermanager: Workers (%d) must not be negative", cfg.Workers)
 	case cfg.Nodes < 0:
 		return cfg, fmt.Errorf("controllermanager: Nodes (%d) must not be negative", cfg.Nodes)
+	case cfg.UseServiceAccountCredentials && cfg.ClientConfig.Host == "":
+		return cfg, errors.New("controllermanager: ClientConfig.Host is required with UseServiceAccountCredentials")
 	}
 	if cfg.Gates == nil {
 		g, err := defaultGates()

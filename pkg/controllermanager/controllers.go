@@ -116,19 +116,25 @@ func queueFactory(cfg Config, metrics workqueue.MetricsProvider) func(name strin
 type descriptor struct {
 	name      string
 	enabledBy bool // on under "*"
-	build     func(d deps) (runner, error)
+	// serviceAccount is the ServiceAccount in kube-system the controller
+	// runs as with Config.UseServiceAccountCredentials, named as
+	// kube-controller-manager names it (the subject of the bootstrap
+	// system:controller:<serviceAccount> binding); "" keeps the manager's
+	// client (the node simulator, which has its own NodeClient).
+	serviceAccount string
+	build          func(d deps) (runner, error)
 }
 
 // knownControllers lists every controller in start order.
 func knownControllers() []descriptor {
 	return []descriptor{
-		{name: DeploymentController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: DeploymentController, enabledBy: true, serviceAccount: "deployment-controller", build: func(d deps) (runner, error) {
 			return deployment.New(deployment.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
-		{name: ReplicaSetController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: ReplicaSetController, enabledBy: true, serviceAccount: "replicaset-controller", build: func(d deps) (runner, error) {
 			rec, err := d.recorder("replicaset-controller")
 			if err != nil {
 				return nil, err
@@ -139,7 +145,7 @@ func knownControllers() []descriptor {
 			})
 			return withRecorder(r, rec, err)
 		}},
-		{name: StatefulSetController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: StatefulSetController, enabledBy: true, serviceAccount: "statefulset-controller", build: func(d deps) (runner, error) {
 			rec, err := d.recorder("statefulset-controller")
 			if err != nil {
 				return nil, err
@@ -150,30 +156,30 @@ func knownControllers() []descriptor {
 			})
 			return withRecorder(r, rec, err)
 		}},
-		{name: GarbageCollectorController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: GarbageCollectorController, enabledBy: true, serviceAccount: "generic-garbage-collector", build: func(d deps) (runner, error) {
 			return garbagecollector.New(garbagecollector.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, Logger: d.cfg.Logger,
 				QueueMetrics: d.queueMetrics,
 			})
 		}},
-		{name: NamespaceController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: NamespaceController, enabledBy: true, serviceAccount: "namespace-controller", build: func(d deps) (runner, error) {
 			return namespace.New(namespace.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics,
 			})
 		}},
-		{name: ClusterRoleAggregationController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: ClusterRoleAggregationController, enabledBy: true, serviceAccount: "clusterrole-aggregation-controller", build: func(d deps) (runner, error) {
 			return clusterroleaggregation.New(clusterroleaggregation.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
-		{name: PodGCController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: PodGCController, enabledBy: true, serviceAccount: "pod-garbage-collector", build: func(d deps) (runner, error) {
 			return podgc.New(podgc.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock, Logger: d.cfg.Logger,
 			})
 		}},
-		{name: DisruptionController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: DisruptionController, enabledBy: true, serviceAccount: "disruption-controller", build: func(d deps) (runner, error) {
 			rec, err := d.recorder("controllermanager")
 			if err != nil {
 				return nil, err
@@ -184,13 +190,13 @@ func knownControllers() []descriptor {
 			})
 			return withRecorder(r, rec, err)
 		}},
-		{name: ResourceQuotaController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: ResourceQuotaController, enabledBy: true, serviceAccount: "resourcequota-controller", build: func(d deps) (runner, error) {
 			return resourcequota.New(resourcequota.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
-		{name: ReplicationControllerController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: ReplicationControllerController, enabledBy: true, serviceAccount: "replication-controller", build: func(d deps) (runner, error) {
 			rec, err := d.recorder("replication-controller")
 			if err != nil {
 				return nil, err
@@ -201,25 +207,25 @@ func knownControllers() []descriptor {
 			})
 			return withRecorder(r, rec, err)
 		}},
-		{name: EndpointSliceController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: EndpointSliceController, enabledBy: true, serviceAccount: "endpointslice-controller", build: func(d deps) (runner, error) {
 			return endpointslice.New(endpointslice.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
-		{name: EndpointsController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: EndpointsController, enabledBy: true, serviceAccount: "endpoint-controller", build: func(d deps) (runner, error) {
 			return endpoints.New(endpoints.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
-		{name: ServiceAccountController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: ServiceAccountController, enabledBy: true, serviceAccount: "service-account-controller", build: func(d deps) (runner, error) {
 			return serviceaccount.New(serviceaccount.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
-		{name: RootCACertPublisher, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: RootCACertPublisher, enabledBy: true, serviceAccount: "root-ca-cert-publisher", build: func(d deps) (runner, error) {
 			if len(d.cfg.RootCA) == 0 {
 				return nil, nil
 			}
@@ -228,7 +234,7 @@ func knownControllers() []descriptor {
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,
 			})
 		}},
-		{name: DaemonSetController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: DaemonSetController, enabledBy: true, serviceAccount: "daemon-set-controller", build: func(d deps) (runner, error) {
 			rec, err := d.recorder("daemonset-controller")
 			if err != nil {
 				return nil, err
@@ -239,7 +245,7 @@ func knownControllers() []descriptor {
 			})
 			return withRecorder(r, rec, err)
 		}},
-		{name: JobController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: JobController, enabledBy: true, serviceAccount: "job-controller", build: func(d deps) (runner, error) {
 			rec, err := d.recorder("job-controller")
 			if err != nil {
 				return nil, err
@@ -250,7 +256,7 @@ func knownControllers() []descriptor {
 			})
 			return withRecorder(r, rec, err)
 		}},
-		{name: CronJobController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: CronJobController, enabledBy: true, serviceAccount: "cronjob-controller", build: func(d deps) (runner, error) {
 			rec, err := d.recorder("cronjob-controller")
 			if err != nil {
 				return nil, err
@@ -261,7 +267,7 @@ func knownControllers() []descriptor {
 			})
 			return withRecorder(r, rec, err)
 		}},
-		{name: TTLAfterFinishedController, enabledBy: true, build: func(d deps) (runner, error) {
+		{name: TTLAfterFinishedController, enabledBy: true, serviceAccount: "ttl-after-finished-controller", build: func(d deps) (runner, error) {
 			return ttlafterfinished.New(ttlafterfinished.Config{
 				Informers: d.cfg.informers, Client: d.cfg.Client, Clock: d.cfg.Clock,
 				Logger: d.cfg.Logger, Metrics: d.metrics, NewQueue: d.newQueue,

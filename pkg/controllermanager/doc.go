@@ -20,6 +20,13 @@
 //     the informers, the election (releasing the lease) and the HTTP
 //     listener, and returns only after every goroutine it started has
 //     exited.
+//   - Identities: with Config.UseServiceAccountCredentials each controller
+//     writes as its own ServiceAccount, kube-system/<name> as
+//     kube-controller-manager names them, through a client of its own
+//     with TokenRequest tokens (created when the ServiceAccount is missing,
+//     renewed at 80% of their hour and after a 401); the informers, the
+//     leader election and the node simulator keep Config.Client (and
+//     NodeClient). Without it every controller shares Config.Client.
 //   - Selection: Config.Controllers uses kube-controller-manager's
 //     --controllers syntax ("*" is every controller enabled by default,
 //     "name" enables one, "-name" disables one); unknown names are an

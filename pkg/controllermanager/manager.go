@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/kplane/kplane/pkg/client"
 	"github.com/kplane/kplane/pkg/controller"
 	"github.com/kplane/kplane/pkg/informers"
 	"github.com/kplane/kplane/pkg/leaderelection"
@@ -29,6 +30,9 @@ type Manager struct {
 	elector *leaderelection.Elector
 	health  *leaderelection.HealthCheck
 	ran     atomic.Bool
+	// ownClients are the controllers' ServiceAccount clients, which the
+	// manager built and so closes the idle connections of when Run ends.
+	ownClients []*client.Client
 
 	mu sync.Mutex
 	// leaderErr is the first error of the controllers started on
@@ -77,7 +81,16 @@ func New(cfg Config) (*Manager, error) {
 	d := deps{cfg: cfg, metrics: metrics, newQueue: queueFactory(cfg, queueMetrics), queueMetrics: queueMetrics}
 	m := &Manager{cfg: cfg, health: leaderelection.NewHealthCheck(HealthMaxOverdue)}
 	for _, desc := range enabled {
-		r, err := desc.build(d)
+		dd := d
+		if cfg.UseServiceAccountCredentials && desc.serviceAccount != "" {
+			c, err := serviceAccountClient(cfg, desc.serviceAccount)
+			if err != nil {
+				return nil, fmt.Errorf("controllermanager: %s: %w", desc.name, err)
+			}
+			m.ownClients = append(m.ownClients, c)
+			dd.cfg.Client = c
+		}
+		r, err := desc.build(dd)
 		if err != nil {
 			return nil, fmt.Errorf("controllermanager: %s: %w", desc.name, err)
 		}
@@ -155,6 +168,11 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer func() {
+		for _, c := range m.ownClients {
+			c.CloseIdleConnections()
+		}
+	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if ln := m.cfg.HealthListener; ln != nil {

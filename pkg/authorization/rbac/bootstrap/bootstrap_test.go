@@ -132,6 +132,16 @@ func TestBootstrapPolicyGrants(t *testing.T) {
 		{"controller-manager lists everything", resource(bound(KubeControllerManager), "list", "apps", "deployments", "", "", ""), true},
 		{"controller-manager renews its lease", resource(bound(KubeControllerManager), "update", "coordination.k8s.io", "leases", "", "kube-system", "kube-controller-manager"), true},
 		{"controller-manager renews kplane's lease", resource(bound(KubeControllerManager), "update", "coordination.k8s.io", "leases", "", "kube-system", ControllerManagerLease), true},
+		// With the controllers on their ServiceAccounts, the manager's
+		// own user gets what kube-controller-manager's does: it reads
+		// everything and mints the controllers' tokens, but writes none of
+		// their objects.
+		{"controller-manager cannot create pods", resource(bound(KubeControllerManager), "create", "", "pods", "", "default", ""), false},
+		{"controller-manager cannot create replicasets", resource(bound(KubeControllerManager), "create", "apps", "replicasets", "", "default", ""), false},
+		{"controller-manager cannot delete deployments", resource(bound(KubeControllerManager), "delete", "apps", "deployments", "", "default", "d"), false},
+		{"controller-manager creates ServiceAccounts", resource(bound(KubeControllerManager), "create", "", "serviceaccounts", "", "kube-system", ""), true},
+		{"controller-manager gets ServiceAccounts", resource(bound(KubeControllerManager), "get", "", "serviceaccounts", "", "kube-system", "job-controller"), true},
+		{"controller-manager requests tokens", resource(bound(KubeControllerManager), "create", "", "serviceaccounts", "token", "kube-system", "job-controller"), true},
 		{"controller-manager cannot impersonate", resource(bound(KubeControllerManager), "impersonate", "authentication.k8s.io", "users", "", "", "kplane-admin"), false},
 		{"deployment controller cannot take a lease", resource(sa("deployment-controller"), "update", "coordination.k8s.io", "leases", "", "kube-system", "other"), false},
 		{"node simulator binds pods", resource(bound(NodeSimulator, authentication.NodesGroup), "create", "", "pods", "binding", "default", "p"), true},
@@ -250,5 +260,44 @@ func TestReconcileClusterRoleBinding(t *testing.T) {
 	moved.Annotations[AutoUpdateAnnotation] = "false"
 	if _, changed, _ := ReconcileClusterRoleBinding(moved, &expected); changed {
 		t.Error("reconciled a protected binding")
+	}
+}
+
+// TestManagerControllerRoleBindings checks the opt-in bindings of a
+// manager that runs its controllers as itself: they are not bootstrap
+// policy, and with them its user may do what every controller may.
+func TestManagerControllerRoleBindings(t *testing.T) {
+	l := bootstrapLister(t)
+	for _, b := range l.crbs {
+		for _, s := range b.Subjects {
+			if s.Kind == rbacv1.UserKind && s.Name == KubeControllerManager && b.RoleRef.Name != "system:kube-controller-manager" &&
+				b.RoleRef.Name != "kplane:controller-manager-leader-election" {
+				t.Errorf("bootstrap binding %s grants %s to the controller manager's user", b.Name, b.RoleRef.Name)
+			}
+		}
+	}
+	extra := ManagerControllerRoleBindings()
+	if len(extra) != len(ControllerRoles()) {
+		t.Fatalf("%d bindings for %d controller roles", len(extra), len(ControllerRoles()))
+	}
+	for _, b := range extra {
+		if _, ok := l.roles[b.RoleRef.Name]; !ok {
+			t.Fatalf("ClusterRoleBinding %s refers to missing role %s", b.Name, b.RoleRef.Name)
+		}
+		l.crbs = append(l.crbs, &b)
+	}
+	a, err := rbac.New(rbac.Config{Lister: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &authentication.User{Name: KubeControllerManager, Groups: []string{authentication.AllAuthenticated}}
+	for _, attrs := range []authorization.Attributes{
+		{User: u, Verb: "create", ResourceRequest: true, Resource: "pods", Namespace: "default"},
+		{User: u, Verb: "create", ResourceRequest: true, APIGroup: "apps", Resource: "replicasets", Namespace: "default"},
+		{User: u, Verb: "update", ResourceRequest: true, APIGroup: "batch", Resource: "jobs", Subresource: "status", Namespace: "default", Name: "j"},
+	} {
+		if d, reason, _ := a.Authorize(context.Background(), attrs); d != authorization.DecisionAllow {
+			t.Errorf("%s %s/%s/%s: %v (%q), want allowed with the extra bindings", attrs.Verb, attrs.APIGroup, attrs.Resource, attrs.Subresource, d, reason)
+		}
 	}
 }

@@ -26,23 +26,39 @@ func kplaneClusterRoles() []rbacv1.ClusterRole {
 	}
 }
 
-// kplaneClusterRoleBindings bind kplane's components to what they do.
-// kube-controller-manager runs each controller with its ServiceAccount's
-// credentials (--use-service-account-credentials); kplane's controller
-// manager runs them all with its own client, so its user is bound to the
-// role of every controller (and a bug in one controller may write what
-// another controller may). The simulated nodes also schedule, so their
-// user gets kube-scheduler's role.
+// kplaneClusterRoleBindings bind kplane's components to what they do: the
+// controller manager's user to its Lease, and the simulated nodes, which
+// also schedule, to kube-scheduler's role. The controllers themselves run
+// as their ServiceAccounts (ControllerRoleBindings), as
+// kube-controller-manager does with --use-service-account-credentials,
+// kplane's default; see ManagerControllerRoleBindings for a manager that
+// runs them as itself.
 func kplaneClusterRoleBindings() []rbacv1.ClusterRoleBinding {
-	out := []rbacv1.ClusterRoleBinding{
+	sched := binding("system:kube-scheduler", userSubject(NodeSimulator))
+	sched.Name = "kplane:node-simulator:scheduler"
+	return []rbacv1.ClusterRoleBinding{
 		binding("kplane:controller-manager-leader-election", userSubject(KubeControllerManager)),
+		sched,
 	}
+}
+
+// ManagerControllerRoleBindings binds the controller manager's user
+// (system:kube-controller-manager) to the role of every controller, named
+// kplane:controller-manager:<controller>. A manager run with
+// --use-service-account-credentials=false runs every controller as
+// itself and needs them: system:kube-controller-manager's own role, as
+// in Kubernetes, does not let it write pods or ReplicaSets. They are not
+// part of the bootstrap policy (the API server does not know how the
+// manager runs, and Kubernetes leaves that grant to the administrator);
+// `kplane up --use-service-account-credentials=false`, which runs both,
+// creates them. Such a manager gives up the separation between
+// controllers: a bug in one may write what any other controller may.
+func ManagerControllerRoleBindings() []rbacv1.ClusterRoleBinding {
+	var out []rbacv1.ClusterRoleBinding
 	for _, c := range controllers() {
 		b := binding(ControllerRolePrefix+c.name, userSubject(KubeControllerManager))
 		b.Name = "kplane:controller-manager:" + c.name
 		out = append(out, b)
 	}
-	sched := binding("system:kube-scheduler", userSubject(NodeSimulator))
-	sched.Name = "kplane:node-simulator:scheduler"
-	return append(out, sched)
+	return out
 }
