@@ -285,12 +285,8 @@ func (a deploymentAPI) UpdateStatus(ctx context.Context, d *appsv1.Deployment) (
 	return a.c.Namespace(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{})
 }
 
-func (a deploymentAPI) PatchAnnotations(ctx context.Context, namespace, name string, annotations map[string]string) (*appsv1.Deployment, error) {
-	data, err := mergePatchAnnotations(annotations)
-	if err != nil {
-		return nil, err
-	}
-	return a.c.Namespace(namespace).Patch(ctx, name, types.MergePatchType, data, metav1.PatchOptions{})
+func (a deploymentAPI) Update(ctx context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error) {
+	return a.c.Namespace(d.Namespace).Update(ctx, d, metav1.UpdateOptions{})
 }
 
 // defaultQueue is the work queue used when Config.NewQueue is nil.

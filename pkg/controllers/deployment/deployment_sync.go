@@ -2,7 +2,6 @@ package deployment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -39,8 +38,9 @@ type replicaSetWriter interface {
 type deploymentWriter interface {
 	Get(ctx context.Context, namespace, name string) (*appsv1.Deployment, error)
 	UpdateStatus(ctx context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error)
-	// PatchAnnotations merges annotations into the Deployment's metadata.
-	PatchAnnotations(ctx context.Context, namespace, name string, annotations map[string]string) (*appsv1.Deployment, error)
+	// Update writes the Deployment, its metadata included, if its
+	// resourceVersion is still the stored one.
+	Update(ctx context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error)
 }
 
 // eventRecorder is the part of record.Recorder the sync uses.
@@ -554,14 +554,21 @@ func addRevisionHistory(rs *appsv1.ReplicaSet, rev string) {
 }
 
 // setDeploymentRevision writes revision into d's revision annotation when
-// it differs. The annotation is metadata, so it is patched on the object
-// itself (a status write does not carry metadata); d takes the result's
-// metadata, keeping its own status.
+// it differs. The annotation is metadata, so the object itself is updated
+// (a status write does not carry metadata), as kube-controller-manager does
+// and as its RBAC role allows (update, not patch); a Deployment changed
+// since d was read is a conflict, and the sync is retried. d takes the
+// result's metadata, keeping its own status.
 func (s *syncer) setDeploymentRevision(ctx context.Context, d *appsv1.Deployment, revision string) error {
 	if d.Annotations[RevisionAnnotation] == revision {
 		return nil
 	}
-	updated, err := s.dWriter.PatchAnnotations(ctx, d.Namespace, d.Name, map[string]string{RevisionAnnotation: revision})
+	next := d.DeepCopy()
+	if next.Annotations == nil {
+		next.Annotations = map[string]string{}
+	}
+	next.Annotations[RevisionAnnotation] = revision
+	updated, err := s.dWriter.Update(ctx, next)
 	if err != nil {
 		return err
 	}
@@ -615,7 +622,3 @@ func (s *syncer) cleanupDeployment(ctx context.Context, oldRSs []*appsv1.Replica
 	return nil
 }
 
-// mergePatchAnnotations is a JSON merge patch setting annotations.
-func mergePatchAnnotations(annotations map[string]string) ([]byte, error) {
-	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-}

@@ -2,6 +2,7 @@ package deployment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ import (
 	"github.com/kplane/kplane/pkg/controller/record"
 )
 
-// fakeDeployments records status writes and annotation patches.
+// fakeDeployments records status writes and the annotations updates change.
 type fakeDeployments struct {
 	current  *appsv1.Deployment
 	statuses []appsv1.DeploymentStatus
@@ -36,14 +37,23 @@ func (f *fakeDeployments) UpdateStatus(_ context.Context, d *appsv1.Deployment) 
 	return f.current.DeepCopy(), nil
 }
 
-func (f *fakeDeployments) PatchAnnotations(_ context.Context, _, _ string, ann map[string]string) (*appsv1.Deployment, error) {
-	f.patches = append(f.patches, ann)
-	if f.current.Annotations == nil {
-		f.current.Annotations = map[string]string{}
+// Update records the annotations that d changes and keeps d's metadata;
+// the stored spec and status stay, as an update of the object leaves the
+// status alone.
+func (f *fakeDeployments) Update(_ context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error) {
+	if d.ResourceVersion != f.current.ResourceVersion {
+		return nil, apierrors.NewConflict(appsv1.Resource("deployments"), d.Name, errors.New("the object has been modified"))
 	}
-	for k, v := range ann {
-		f.current.Annotations[k] = v
+	changed := map[string]string{}
+	for k, v := range d.Annotations {
+		if f.current.Annotations[k] != v {
+			changed[k] = v
+		}
 	}
+	f.patches = append(f.patches, changed)
+	gen := f.current.Generation // the server's to keep
+	d.ObjectMeta.DeepCopyInto(&f.current.ObjectMeta)
+	f.current.Generation = gen
 	return f.current.DeepCopy(), nil
 }
 
@@ -279,9 +289,19 @@ func TestSyncTimedOut(t *testing.T) {
 
 func TestSetDeploymentRevisionSpecChanged(t *testing.T) {
 	d := newDeployment(3, "1", "1")
+	d.ResourceVersion = "10"
 	f := newSyncFixture(t, d)
-	f.ds.current.Generation = 2 // a spec update landed after the cache read
+	// A spec update landed after the cache read: the update of the
+	// annotation conflicts instead of writing over it.
+	f.ds.current.Generation, f.ds.current.ResourceVersion = 2, "11"
 	err := f.s.setDeploymentRevision(context.Background(), d.DeepCopy(), "1")
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("setDeploymentRevision = %v, want a conflict", err)
+	}
+	// The server answered with another generation for the same version:
+	// what the sync decided is stale.
+	f.ds.current.ResourceVersion = "10"
+	err = f.s.setDeploymentRevision(context.Background(), d.DeepCopy(), "1")
 	if err == nil || !strings.Contains(err.Error(), "changed during sync") {
 		t.Fatalf("setDeploymentRevision = %v, want a changed-during-sync error", err)
 	}

@@ -50,10 +50,6 @@ func controllers() []controllerRole {
 		}},
 		{"deployment-controller", []rbacv1.PolicyRule{
 			r(v("get", "list", "watch", "update"), g(extensions, apps), "deployments"),
-			// Not in Kubernetes' role: kplane's deployment controller
-			// records a Deployment's revision annotation with a merge
-			// patch, where kube-controller-manager's updates it.
-			r(v("patch"), g(apps), "deployments"),
 			r(v("update"), g(extensions, apps), "deployments/status"),
 			r(v("update"), g(extensions, apps), "deployments/finalizers"),
 			r(v("get", "list", "watch", "create", "update", "patch", "delete"), g(apps, extensions), "replicasets"),
