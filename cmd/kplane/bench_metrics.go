@@ -19,6 +19,8 @@ type benchCounters struct {
 	// requests is apiserver_request_total summed by verb and by
 	// resource ("pods", "pods/status"): requests[verb][resource].
 	requests map[string]map[string]float64
+	// codes is apiserver_request_total summed by response code.
+	codes map[string]float64
 	// etcd holds etcd's counters by benchEtcdCounters key; nil when the
 	// server has no embedded etcd.
 	etcd map[string]float64
@@ -51,7 +53,7 @@ func parseBenchCounters(text []byte) (benchCounters, error) {
 	if err != nil {
 		return benchCounters{}, fmt.Errorf("parse /metrics: %w", err)
 	}
-	out := benchCounters{requests: map[string]map[string]float64{}}
+	out := benchCounters{requests: map[string]map[string]float64{}, codes: map[string]float64{}}
 	if mf := families["apiserver_request_total"]; mf != nil {
 		for _, m := range mf.GetMetric() {
 			labels := map[string]string{}
@@ -70,6 +72,7 @@ func parseBenchCounters(text []byte) (benchCounters, error) {
 				out.requests[verb] = map[string]float64{}
 			}
 			out.requests[verb][res] += m.GetCounter().GetValue()
+			out.codes[labels["code"]] += m.GetCounter().GetValue()
 		}
 	}
 	for _, ec := range benchEtcdCounters {
@@ -108,6 +111,8 @@ type benchRequests struct {
 	ByVerb map[string]int64 `json:"by_verb"`
 	// ByVerbResource counts them by "VERB resource[/subresource]".
 	ByVerbResource map[string]int64 `json:"by_verb_resource"`
+	// ByCode counts them by HTTP response code ("200", "201", "409", ...).
+	ByCode map[string]int64 `json:"by_code"`
 }
 
 // benchEtcd are etcd's operations and syncs in one phase. Txns counts
@@ -124,7 +129,7 @@ type benchEtcd struct {
 
 // deltaRequests is the requests counted between before and after.
 func deltaRequests(before, after benchCounters) benchRequests {
-	r := benchRequests{ByVerb: map[string]int64{}, ByVerbResource: map[string]int64{}}
+	r := benchRequests{ByVerb: map[string]int64{}, ByVerbResource: map[string]int64{}, ByCode: map[string]int64{}}
 	for verb, byRes := range after.requests {
 		for res, n := range byRes {
 			d := int64(n - before.requests[verb][res])
@@ -134,6 +139,11 @@ func deltaRequests(before, after benchCounters) benchRequests {
 			r.Total += d
 			r.ByVerb[verb] += d
 			r.ByVerbResource[verb+" "+res] += d
+		}
+	}
+	for code, n := range after.codes {
+		if d := int64(n - before.codes[code]); d > 0 {
+			r.ByCode[code] = d
 		}
 	}
 	return r

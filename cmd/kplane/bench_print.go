@@ -45,6 +45,15 @@ func printBench(out io.Writer, r *benchResult) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", v, r.Create.Requests.ByVerb[v], r.Rollout.Requests.ByVerb[v], r.Delete.Requests.ByVerb[v])
 	}
 	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t\n", r.Create.Requests.Total, r.Rollout.Requests.Total, r.Delete.Requests.Total)
+	codes := map[string]bool{}
+	for _, ph := range phases {
+		for c := range ph.p.Requests.ByCode {
+			codes[c] = true
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(codes)) {
+		fmt.Fprintf(tw, "code %s\t%d\t%d\t%d\t\n", c, r.Create.Requests.ByCode[c], r.Rollout.Requests.ByCode[c], r.Delete.Requests.ByCode[c])
+	}
 	fmt.Fprintln(tw, "\t\t\t\t")
 	for _, k := range slices.Sorted(maps.Keys(rows)) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", k, r.Create.Requests.ByVerbResource[k], r.Rollout.Requests.ByVerbResource[k], r.Delete.Requests.ByVerbResource[k])

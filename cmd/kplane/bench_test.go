@@ -40,6 +40,7 @@ etcd_disk_wal_fsync_duration_seconds_count ` + strconv.Itoa(fsyncs) + `
 		Total:          100,
 		ByVerb:         map[string]int64{"POST": 100},
 		ByVerbResource: map[string]int64{"POST pods": 50, "POST pods/binding": 50},
+		ByCode:         map[string]int64{"201": 100},
 	}
 	if diff := cmp.Diff(want, deltaRequests(before, after)); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
