@@ -247,17 +247,17 @@ func (o *benchOptions) drive(ctx context.Context, c *client.Client, child *bench
 	// watch takes to be registered.
 	wctx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
-	podW, err := benchWatch(wctx, pods)
+	podW, err := benchWatch(wctx, pods, o.timeout)
 	if err != nil {
 		return err
 	}
 	defer podW.Stop()
-	rsW, err := benchWatch(wctx, rss)
+	rsW, err := benchWatch(wctx, rss, o.timeout)
 	if err != nil {
 		return err
 	}
 	defer rsW.Stop()
-	depW, err := benchWatch(wctx, deps)
+	depW, err := benchWatch(wctx, deps, o.timeout)
 	if err != nil {
 		return err
 	}
@@ -347,13 +347,16 @@ func (o *benchOptions) drive(ctx context.Context, c *client.Client, child *bench
 	return nil
 }
 
-// benchWatch lists the (empty) collection and watches it from there.
-func benchWatch[T cache.Object](ctx context.Context, rc *client.ResourceClient[T]) (cache.Watch[T], error) {
+// benchWatch lists the (empty) collection and watches it from there, for
+// longer than the run may last (the server's default ends a watch after
+// 30 to 60 minutes).
+func benchWatch[T cache.Object](ctx context.Context, rc *client.ResourceClient[T], timeout time.Duration) (cache.Watch[T], error) {
 	list, err := rc.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", rc.Resource().Resource, err)
 	}
-	w, err := rc.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
+	secs := int64(timeout/time.Second) + 60
+	w, err := rc.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true, TimeoutSeconds: &secs})
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", rc.Resource().Resource, err)
 	}
@@ -367,16 +370,18 @@ func (o *benchOptions) failure(ctx context.Context, child *benchChild, phase str
 	if progress != "" {
 		where += " (" + progress + ")"
 	}
+	// On an interrupt (SIGINT from a terminal reaches the child too) the
+	// child's exit is expected.
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("interrupted %s", where)
+	}
 	select {
 	case <-child.exited:
 		return fmt.Errorf("kplane up exited %s: %v\nkplane up log:\n%s", where, child.err, child.logTail())
 	default:
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("timed out after %s %s", o.timeout, where)
-	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("interrupted %s", where)
+		return fmt.Errorf("timed out after %s %s", o.timeout, where)
 	}
 	return fmt.Errorf("%s: %w", where, err)
 }

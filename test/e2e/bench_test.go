@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,7 +70,13 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	for _, storage := range []string{"etcd", "memory"} {
 		t.Run(storage, func(t *testing.T) {
-			stdout, stderr, err := runBench(t, "--replicas", "50", "--nodes", "3", "--json", "--timeout", "3m", "--storage", storage)
+			args := []string{"--replicas", "50", "--nodes", "3", "--json", "--timeout", "3m", "--storage", storage}
+			profiles := t.TempDir()
+			cpuProfile, memProfile := filepath.Join(profiles, "cpu.pprof"), filepath.Join(profiles, "mem.pprof")
+			if storage == "memory" {
+				args = append(args, "--cpuprofile", cpuProfile, "--memprofile", memProfile)
+			}
+			stdout, stderr, err := runBench(t, args...)
 			if err != nil {
 				t.Fatalf("kplane bench: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 			}
@@ -128,6 +135,14 @@ func TestBenchSmoke(t *testing.T) {
 			}
 			checkPhase("rollout", r.Rollout, []string{"new_replicaset_created", "first_new_pod_created", "new_pods_available", "old_replicasets_scaled_down", "complete"}, "PATCH", "POST", "DELETE")
 			checkPhase("delete", r.Delete, []string{"deployment_gone", "replicasets_gone", "complete"}, "DELETE")
+			if storage == "memory" {
+				// kplane up wrote both when bench stopped it with SIGTERM.
+				for _, p := range []string{cpuProfile, memProfile} {
+					if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+						t.Errorf("profile %s: %v", p, err)
+					}
+				}
+			}
 			if r.Process == nil || r.Process.PeakRSSBytes < r.Process.RSSBytes || r.Process.RSSBytes <= 0 || r.Process.CPUSeconds <= 0 {
 				t.Errorf("process: %+v", r.Process)
 			}
