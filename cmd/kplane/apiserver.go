@@ -136,7 +136,11 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 	if err := o.history.validate(); err != nil {
 		return err
 	}
-	backend, runBackend, closeBackend, err := o.openStorage(ctx, logger)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// /metrics serves reg and, with embedded etcd, the member's own metrics.
+	gatherers := prometheus.Gatherers{reg}
+	backend, runBackend, closeBackend, err := o.openStorage(ctx, logger, &gatherers)
 	if err != nil {
 		return err
 	}
@@ -155,9 +159,7 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 		return err
 	}
 	defer closeAudit()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cfg := apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: reg, TLS: tlsConfig, Auditor: auditor}
+	cfg := apiserver.Config{Backend: backend, Logger: logger, Registerer: reg, Gatherer: gatherers, TLS: tlsConfig, Auditor: auditor}
 	o.services.apply(&cfg, o.bindAddress)
 	if err := o.secure.apply(&cfg); err != nil {
 		return err
@@ -215,8 +217,9 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 }
 
 // openStorage opens the backend the flags select. run, when not nil, is
-// the backend's background work; closeFn releases everything.
-func (o *apiServerOptions) openStorage(ctx context.Context, logger *slog.Logger) (storage.Backend, func(context.Context) error, func(), error) {
+// the backend's background work; closeFn releases everything. An embedded
+// etcd's metrics are appended to gatherers.
+func (o *apiServerOptions) openStorage(ctx context.Context, logger *slog.Logger, gatherers *prometheus.Gatherers) (storage.Backend, func(context.Context) error, func(), error) {
 	switch o.storage {
 	case "memory":
 		mcfg := memory.Config{Logger: logger}
@@ -251,6 +254,7 @@ func (o *apiServerOptions) openStorage(ctx context.Context, logger *slog.Logger)
 				return nil, nil, nil, fmt.Errorf("start embedded etcd in %s: %w", dir, err)
 			}
 			cfg.Client = emb.Client()
+			*gatherers = append(*gatherers, emb.Gatherer())
 		}
 		b, err := etcd.New(cfg)
 		if err != nil {

@@ -45,6 +45,6 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newUpCommand(), newAPIServerCommand(), newControllerManagerCommand(),
-		newGetCommand(), newApplyCommand(), newDeleteCommand(), newScaleCommand(), newRolloutCommand(), newVersionCommand())
+		newGetCommand(), newApplyCommand(), newDeleteCommand(), newScaleCommand(), newRolloutCommand(), newBenchCommand(), newVersionCommand())
 	return root
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +17,7 @@ import (
 
 func newUpCommand() *cobra.Command {
 	api := &apiServerOptions{}
+	var prof profileOptions
 	cm, err := newControllerManagerOptions()
 	if err != nil {
 		// The features are fixed at build time; failing to add them is a
@@ -39,11 +43,16 @@ garbage collector plus
 
 Everything stops cleanly on SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			logger, err := api.log.logger()
 			if err != nil {
 				return err
 			}
+			stopProfiles, err := prof.start()
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, stopProfiles()) }()
 			out := func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) }
 			api.serving = func(ctx context.Context, serverURL string, creds *pki) error {
 				cmCfg, err := upConfig(api, controllerManagerKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.controllerManager })
@@ -102,7 +111,65 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 	api.auth.addFlags(cmd)
 	api.admission.addFlags(cmd)
 	api.log.addFlags(cmd)
+	prof.addFlags(cmd)
 	return cmd
+}
+
+// profileOptions are the hidden profiling flags of `kplane up`, which
+// `kplane bench` passes on.
+type profileOptions struct {
+	cpu, mem string
+}
+
+func (o *profileOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.cpu, "cpuprofile", "", "write a CPU profile of the whole run to this file at shutdown")
+	f.StringVar(&o.mem, "memprofile", "", "write a heap profile to this file at shutdown")
+	_ = f.MarkHidden("cpuprofile")
+	_ = f.MarkHidden("memprofile")
+}
+
+// start starts the CPU profile; stop ends it and writes the heap profile.
+func (o *profileOptions) start() (stop func() error, err error) {
+	var cpu *os.File
+	if o.cpu != "" {
+		if cpu, err = os.Create(o.cpu); err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(cpu); err != nil {
+			_ = cpu.Close()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+	}
+	return func() error {
+		var errs []error
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			if err := cpu.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("--cpuprofile: %w", err))
+			}
+		}
+		if o.mem != "" {
+			if err := writeHeapProfile(o.mem); err != nil {
+				errs = append(errs, fmt.Errorf("--memprofile: %w", err))
+			}
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	// The heap profile shows the state as of the last GC.
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // upClient connects a component to the in-process server: through its
