@@ -92,6 +92,13 @@ type Config struct {
 // DefaultMaxRetries is the number of retries of Config.MaxRetries zero.
 const DefaultMaxRetries = 10
 
+// maxIdleConnsPerHost is how many idle connections to the server the
+// client's own transport keeps, as client-go does: net/http's default of 2
+// would close, and dial again, every connection but two after each burst
+// of concurrent calls over HTTP/1.1 (a controller creating pods in
+// parallel).
+const maxIdleConnsPerHost = 25
+
 // Client talks to one API server. It is safe for concurrent use; it starts
 // no goroutines of its own, so it needs no closing.
 type Client struct {
@@ -186,6 +193,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsCfg
+	transport.MaxIdleConnsPerHost = maxIdleConnsPerHost
 	c.http = &http.Client{Transport: transport}
 	return c, nil
 }

@@ -31,16 +31,22 @@ func ControllerUIDIndexFunc[T cache.Object](obj T) ([]string, error) {
 // AddControllerUIDIndex adds ControllerUIDIndex to x unless it has it
 // already, so that every controller sharing an informer may call it.
 func AddControllerUIDIndex[T cache.Object](x *cache.Indexer[T]) error {
-	if _, ok := x.Indexers()[ControllerUIDIndex]; ok {
+	return AddIndex(x, ControllerUIDIndex, ControllerUIDIndexFunc[T])
+}
+
+// AddIndex adds the index name, computed by f, to x unless x has an index
+// of that name already, so that every controller sharing an informer may
+// call it with the same name and function.
+func AddIndex[T cache.Object](x *cache.Indexer[T], name string, f cache.IndexFunc[T]) error {
+	if _, ok := x.Indexers()[name]; ok {
 		return nil
 	}
-	err := x.AddIndexers(cache.Indexers[T]{ControllerUIDIndex: ControllerUIDIndexFunc[T]})
-	if err != nil {
+	if err := x.AddIndexers(cache.Indexers[T]{name: f}); err != nil {
 		// Another controller may have added it meanwhile.
-		if _, ok := x.Indexers()[ControllerUIDIndex]; ok {
+		if _, ok := x.Indexers()[name]; ok {
 			return nil
 		}
-		return fmt.Errorf("add index %s: %w", ControllerUIDIndex, err)
+		return fmt.Errorf("add index %s: %w", name, err)
 	}
 	return nil
 }

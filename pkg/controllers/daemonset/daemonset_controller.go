@@ -121,6 +121,9 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemonset: %w", err)
 	}
+	if err := controller.AddControllerUIDIndex(podInformer.Indexer()); err != nil {
+		return nil, fmt.Errorf("daemonset: %w", err)
+	}
 	nodeInformer, err := cfg.Informers.Nodes()
 	if err != nil {
 		return nil, fmt.Errorf("daemonset: %w", err)
@@ -144,7 +147,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	s := &syncer{
 		dsLister:      dsInformer.Lister(),
-		podLister:     podInformer.Lister(),
+		podIndexer:    podInformer.Indexer(),
 		nodeLister:    nodeInformer.Lister(),
 		revLister:     revInformer.Lister(),
 		pods:          api,

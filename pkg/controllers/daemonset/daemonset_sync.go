@@ -63,8 +63,9 @@ type revisionWriter interface {
 
 // syncer holds what the reconcile logic reads and writes.
 type syncer struct {
-	dsLister   *cache.Lister[*appsv1.DaemonSet]
-	podLister  *cache.Lister[*corev1.Pod]
+	dsLister *cache.Lister[*appsv1.DaemonSet]
+	// podIndexer is the pod cache; it has controller.ControllerUIDIndex.
+	podIndexer *cache.Indexer[*corev1.Pod]
 	nodeLister *cache.Lister[*corev1.Node]
 	revLister  *cache.Lister[*appsv1.ControllerRevision]
 	pods       podWriter
@@ -148,7 +149,9 @@ func (s *syncer) daemonPods(ctx context.Context, ds *appsv1.DaemonSet) ([]*corev
 	if err != nil {
 		return nil, controller.Terminal(fmt.Errorf("invalid selector: %w", err))
 	}
-	all, err := s.podLister.Namespace(ds.Namespace).List(labels.Everything())
+	// Only the pods ds controls and the orphans can be claimed: the index
+	// gives them without a walk over every pod of the namespace.
+	all, err := controller.ControlledOrOrphaned(s.podIndexer, ds.Namespace, ds.UID)
 	if err != nil {
 		return nil, err
 	}

@@ -67,13 +67,16 @@ func newFixture(t testing.TB, ds *appsv1.DaemonSet, nodes ...*corev1.Node) *fixt
 		dsIdx: newIndexer[*appsv1.DaemonSet](t), podIdx: newIndexer[*corev1.Pod](t),
 		nodes: newIndexer[*corev1.Node](t), revIdx: newIndexer[*appsv1.ControllerRevision](t),
 	}
+	if err := controller.AddControllerUIDIndex(f.podIdx); err != nil {
+		t.Fatal(err)
+	}
 	exp, err := controller.NewUIDTrackingExpectations(controller.ExpectationsConfig{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.s = &syncer{
 		dsLister:      cache.NewLister(f.dsIdx, appsv1.Resource("daemonsets")),
-		podLister:     cache.NewLister(f.podIdx, corev1.Resource("pods")),
+		podIndexer:    f.podIdx,
 		nodeLister:    cache.NewLister(f.nodes, corev1.Resource("nodes")),
 		revLister:     cache.NewLister(f.revIdx, appsv1.Resource("controllerrevisions")),
 		pods:          f,

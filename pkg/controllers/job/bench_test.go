@@ -8,11 +8,14 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/kplane/kplane/pkg/controllers/nodesim"
+	"github.com/kplane/kplane/pkg/testenv"
 )
 
 // BenchmarkJob1000Completions runs a Job of 1,000 completions with
 // parallelism 100 to Complete on testenv, with the node simulator
-// finishing each pod as soon as it runs.
+// finishing each pod as soon as it runs. It reports the time to Complete
+// (s/job) and the test process's peak resident set (API server,
+// controller and simulator together) in MB/peak-rss.
 func BenchmarkJob1000Completions(b *testing.B) {
 	h := startHarness(b)
 	i := 0
@@ -26,5 +29,8 @@ func BenchmarkJob1000Completions(b *testing.B) {
 			b.Fatalf("succeeded = %d", done.Status.Succeeded)
 		}
 		b.ReportMetric(time.Since(start).Seconds(), "s/job")
+	}
+	if rss, ok := testenv.PeakRSS(); ok {
+		b.ReportMetric(float64(rss)/(1<<20), "MB/peak-rss")
 	}
 }

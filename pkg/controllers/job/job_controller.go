@@ -136,6 +136,12 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job: %w", err)
 	}
+	if err := controller.AddControllerUIDIndex(podInformer.Indexer()); err != nil {
+		return nil, fmt.Errorf("job: %w", err)
+	}
+	if err := controller.AddIndex(podInformer.Indexer(), controllerJobIndex, controllerJobIndexFunc); err != nil {
+		return nil, fmt.Errorf("job: %w", err)
+	}
 	expectations, err := controller.NewUIDTrackingExpectations(controller.ExpectationsConfig{Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("job: %w", err)
@@ -153,7 +159,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	s := &syncer{
 		jobLister:    jobInformer.Lister(),
-		podLister:    podInformer.Lister(),
+		podIndexer:   podInformer.Indexer(),
 		pods:         api,
 		jobs:         api,
 		recorder:     cfg.Recorder,
@@ -249,6 +255,19 @@ func jobKeyOfRef(namespace string, ref *metav1.OwnerReference) string {
 		return ""
 	}
 	return namespace + "/" + ref.Name
+}
+
+// controllerJobIndex names the pod index by the key (namespace/name) of
+// the Job a pod's controller reference names, whatever that Job's uid: it
+// finds the pods a deleted Job left behind for a sync of its name.
+const controllerJobIndex = "job-controller/controllerJob"
+
+// controllerJobIndexFunc indexes a pod by its controlling Job's key.
+func controllerJobIndexFunc(p *corev1.Pod) ([]string, error) {
+	if key := jobKeyOfRef(p.Namespace, metav1.GetControllerOfNoCopy(p)); key != "" {
+		return []string{key}, nil
+	}
+	return nil, nil
 }
 
 // resolveControllerRef returns the Job ref names if it is the one the

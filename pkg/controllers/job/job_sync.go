@@ -69,10 +69,12 @@ type jobWriter interface {
 // syncer holds what the reconcile logic reads and writes.
 type syncer struct {
 	jobLister *cache.Lister[*batchv1.Job]
-	podLister *cache.Lister[*corev1.Pod]
-	pods      podWriter
-	jobs      jobWriter
-	recorder  EventRecorder
+	// podIndexer is the pod cache; it has controller.ControllerUIDIndex
+	// and controllerJobIndex.
+	podIndexer *cache.Indexer[*corev1.Pod]
+	pods       podWriter
+	jobs       jobWriter
+	recorder   EventRecorder
 	// expectations holds a Job back from creating or deleting pods until
 	// the pod informer has seen its previous creations and deletions.
 	expectations *controller.UIDTrackingExpectations
@@ -141,7 +143,9 @@ func (s *syncer) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return controller.Terminal(fmt.Errorf("invalid selector: %w", err))
 	}
-	all, err := s.podLister.Namespace(namespace).List(labels.Everything())
+	// Only the pods the Job controls and the orphans can be claimed: the
+	// index gives them without a walk over every pod of the namespace.
+	all, err := controller.ControlledOrOrphaned(s.podIndexer, namespace, job.UID)
 	if err != nil {
 		return err
 	}
@@ -204,14 +208,13 @@ func (s *syncer) claimPods(ctx context.Context, job *batchv1.Job, selector label
 // releaseOrphans removes the tracking finalizer from pods whose controller
 // is a Job named name that no longer exists (a uid other than uid).
 func (s *syncer) releaseOrphans(ctx context.Context, namespace, name string, uid types.UID) error {
-	all, err := s.podLister.Namespace(namespace).List(labels.Everything())
+	named, err := s.podIndexer.ByIndex(controllerJobIndex, namespace+"/"+name)
 	if err != nil {
 		return err
 	}
 	var orphans []*corev1.Pod
-	for _, p := range all {
-		ref := metav1.GetControllerOf(p)
-		if ref != nil && jobKeyOfRef(namespace, ref) == namespace+"/"+name && ref.UID != uid && hasTrackingFinalizer(p) {
+	for _, p := range named {
+		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID != uid && hasTrackingFinalizer(p) {
 			orphans = append(orphans, p)
 		}
 	}

@@ -118,6 +118,12 @@ func newFixture(t testing.TB, job *batchv1.Job, pods ...*corev1.Pod) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := controller.AddControllerUIDIndex(podIdx); err != nil {
+		t.Fatal(err)
+	}
+	if err := controller.AddIndex(podIdx, controllerJobIndex, controllerJobIndexFunc); err != nil {
+		t.Fatal(err)
+	}
 	if job != nil {
 		if err := jobIdx.Add(job); err != nil {
 			t.Fatal(err)
@@ -135,9 +141,9 @@ func newFixture(t testing.TB, job *batchv1.Job, pods ...*corev1.Pod) *fixture {
 	}
 	f := &fixture{t: t, api: &fakeAPI{job: job}, rec: &fakeRecorder{}, clock: clk}
 	f.s = &syncer{
-		jobLister: cache.NewLister(jobIdx, batchv1.Resource("jobs")),
-		podLister: cache.NewLister(podIdx, corev1.Resource("pods")),
-		pods:      f.api, jobs: f.api, recorder: f.rec,
+		jobLister:  cache.NewLister(jobIdx, batchv1.Resource("jobs")),
+		podIndexer: podIdx,
+		pods:       f.api, jobs: f.api, recorder: f.rec,
 		expectations: exp, finalizers: newFinalizerExpectations(), clock: clk,
 		enqueueAfter: func(_ string, d time.Duration) { f.requeued = append(f.requeued, d) },
 		backoff:      DefaultPodFailureBackoff, maxBackoff: DefaultMaxPodFailureBackoff, burst: DefaultBurst,
@@ -653,5 +659,26 @@ func TestIndexSetIntervals(t *testing.T) {
 	}
 	if got := parseIndexes("0-9", 3).String(); got != "0-2" {
 		t.Fatalf("limit: got %q", got)
+	}
+}
+
+func TestSyncRecreatedJobReleasesOnlyItsPredecessorsPods(t *testing.T) {
+	old := newTestJob(1, 1, func(j *batchv1.Job) { j.UID = "old-uid" })
+	other := newTestJob(1, 1, func(j *batchv1.Job) { j.Name, j.UID = "other", "other-uid" })
+	j := newTestJob(1, 1, func(j *batchv1.Job) {
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	})
+	notJob := testPod(old, "rs-pod", running, -1)
+	notJob.OwnerReferences[0].Kind, notJob.OwnerReferences[0].APIVersion = "ReplicaSet", "apps/v1"
+	f := newFixture(t, j,
+		testPod(old, "old-pod", running, -1),
+		testPod(other, "other-pod", running, -1),
+		notJob,
+	)
+	f.sync()
+	// The pods of the deleted Job of the same name lose their finalizer;
+	// the pods of another Job and of a ReplicaSet of that name keep theirs.
+	if diff := cmp.Diff([]string{"unfinalize old-pod"}, f.api.actions); diff != "" {
+		t.Fatalf("actions (-want +got):\n%s", diff)
 	}
 }

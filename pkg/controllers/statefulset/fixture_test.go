@@ -272,6 +272,9 @@ func newFixture(t testing.TB, set *appsv1.StatefulSet, objs ...any) *fixture {
 		pvcIdx: newIndexer[*corev1.PersistentVolumeClaim](t), revIdx: newIndexer[*appsv1.ControllerRevision](t),
 	}
 	f.api = &fakeAPI{f: f, live: true}
+	if err := controller.AddControllerUIDIndex(f.podIdx); err != nil {
+		t.Fatal(err)
+	}
 	mustAddTo(t, f.setIdx, set)
 	for _, o := range objs {
 		switch o := o.(type) {
@@ -295,7 +298,7 @@ func newFixture(t testing.TB, set *appsv1.StatefulSet, objs ...any) *fixture {
 	}
 	f.s = &syncer{
 		setLister:      cache.NewLister(f.setIdx, appsv1.Resource("statefulsets")),
-		podLister:      cache.NewLister(f.podIdx, corev1.Resource("pods")),
+		podIndexer:     f.podIdx,
 		pvcLister:      cache.NewLister(f.pvcIdx, corev1.Resource("persistentvolumeclaims")),
 		history:        hist,
 		api:            f.api,

@@ -93,10 +93,16 @@ func claimName(set *appsv1.StatefulSet, claim *corev1.PersistentVolumeClaim, ord
 // labels of a member of set.
 func identityMatches(set *appsv1.StatefulSet, pod *corev1.Pod) bool {
 	parent, ord := parentAndOrdinal(pod)
-	return ord >= 0 && parent == set.Name && pod.Name == podName(set, ord) &&
-		pod.Namespace == set.Namespace &&
+	if ord < 0 || parent != set.Name || pod.Namespace != set.Namespace {
+		return false
+	}
+	// The name is podName's <set>-<ordinal> when its digits are the
+	// ordinal's canonical form (no leading zeros); this runs for every pod
+	// of every sync, so it compares instead of formatting the name.
+	index := strconv.Itoa(ord)
+	return pod.Name[len(parent)+1:] == index &&
 		pod.Labels[appsv1.StatefulSetPodNameLabel] == pod.Name &&
-		pod.Labels[appsv1.PodIndexLabel] == strconv.Itoa(ord)
+		pod.Labels[appsv1.PodIndexLabel] == index
 }
 
 // storageMatches reports whether pod mounts the PVCs of every one of set's
@@ -105,6 +111,9 @@ func storageMatches(set *appsv1.StatefulSet, pod *corev1.Pod) bool {
 	ord := ordinalOf(pod)
 	if ord < 0 {
 		return false
+	}
+	if len(set.Spec.VolumeClaimTemplates) == 0 {
+		return true
 	}
 	volumes := make(map[string]corev1.Volume, len(pod.Spec.Volumes))
 	for _, v := range pod.Spec.Volumes {

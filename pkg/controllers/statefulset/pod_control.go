@@ -242,6 +242,10 @@ func removeOwner(obj metav1.Object, uid types.UID) bool {
 // claimsMatchRetention reports whether every existing PVC of pod already
 // has the owner references the retention policy wants.
 func (s *syncer) claimsMatchRetention(set *appsv1.StatefulSet, pod *corev1.Pod) (bool, error) {
+	if len(set.Spec.VolumeClaimTemplates) == 0 {
+		// Nothing to build or look up: this runs for every pod of a sync.
+		return true, nil
+	}
 	for _, claim := range claimsFor(set, pod) {
 		existing, err := s.pvcLister.Namespace(claim.Namespace).Get(claim.Name)
 		switch {

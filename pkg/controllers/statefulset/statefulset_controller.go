@@ -113,6 +113,9 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("statefulset: %w", err)
 	}
+	if err := controller.AddControllerUIDIndex(podInformer.Indexer()); err != nil {
+		return nil, fmt.Errorf("statefulset: %w", err)
+	}
 	pvcInformer, err := cfg.Informers.PersistentVolumeClaims()
 	if err != nil {
 		return nil, fmt.Errorf("statefulset: %w", err)
@@ -140,7 +143,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	s := &syncer{
 		setLister:      setInformer.Lister(),
-		podLister:      podInformer.Lister(),
+		podIndexer:     podInformer.Indexer(),
 		pvcLister:      pvcInformer.Lister(),
 		history:        hist,
 		api:            api,

@@ -1,0 +1,26 @@
+package testenv
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// PeakRSS returns the test process's peak resident set size in bytes
+// (VmHWM of /proc/self/status), and false where the system does not tell
+// it. Every Env serves from the test's own process, so a benchmark
+// reports it as what the API server and the controllers it ran needed
+// together at their peak.
+func PeakRSS() (uint64, bool) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb * 1024, err == nil
+		}
+	}
+	return 0, false
+}
