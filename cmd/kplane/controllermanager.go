@@ -85,11 +85,26 @@ func (o *controllerManagerOptions) addFlags(f *pflag.FlagSet, defaultControllers
 	o.gates.AddFlag(f)
 }
 
+// managerInFlight bounds the requests the controllers (and, in kplane up,
+// the simulated nodes) have outstanding at once: half of the API server's
+// default --max-mutating-requests-inflight, so that a burst such as a
+// ReplicaSet's slow-start batch of 256 pod creations waits for free slots
+// in the client instead of being refused with 429 and retried a second
+// later. Watches do not count.
+const managerInFlight = 100
+
 // run runs the controller manager against the server cfg reaches (the
 // node simulator writing through nodeClient when not nil) until ctx ends.
 // identity "" picks a unique one; releaseOnCancel gives the lease up on
 // shutdown.
 func (o *controllerManagerOptions) run(ctx context.Context, cfg client.Config, nodeClient *client.Client, logger *slog.Logger, identity string, releaseOnCancel bool, out func(string)) error {
+	if cfg.InFlight == nil {
+		limit, err := client.NewInFlightLimit(managerInFlight)
+		if err != nil {
+			return err
+		}
+		cfg.InFlight = limit
+	}
 	if o.workers <= 0 {
 		return fmt.Errorf("--workers must be positive, not %d", o.workers)
 	}

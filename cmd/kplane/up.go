@@ -59,7 +59,18 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 				if err != nil {
 					return err
 				}
-				nc, err := upClient(api, nodeKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.node })
+				ncCfg, err := upConfig(api, nodeKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.node })
+				if err != nil {
+					return err
+				}
+				// The controllers and the simulated nodes share one bound on
+				// their outstanding requests, below the server's in-flight
+				// limits, so that their bursts wait instead of meeting 429s.
+				if cmCfg.InFlight, err = client.NewInFlightLimit(managerInFlight); err != nil {
+					return err
+				}
+				ncCfg.InFlight = cmCfg.InFlight
+				nc, err := client.New(ncCfg)
 				if err != nil {
 					return err
 				}
@@ -172,19 +183,10 @@ func writeHeapProfile(path string) error {
 	return f.Close()
 }
 
-// upClient connects a component to the in-process server: through its
-// kubeconfig in the data dir when one was written, as any other client
+// upConfig is how a component connects to the in-process server: through
+// its kubeconfig in the data dir when one was written, as any other client
 // would, else directly with the credentials pick chooses (none over plain
 // HTTP).
-func upClient(api *apiServerOptions, kubeconfigName, serverURL string, creds *pki, pick func(*pki) *credentials) (*client.Client, error) {
-	cfg, err := upConfig(api, kubeconfigName, serverURL, creds, pick)
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg)
-}
-
-// upConfig is upClient's connection settings.
 func upConfig(api *apiServerOptions, kubeconfigName, serverURL string, creds *pki, pick func(*pki) *credentials) (client.Config, error) {
 	var cfg client.Config
 	if api.kubeconfigPath() != "" {

@@ -64,6 +64,11 @@ type Config struct {
 	// max(1, ceil(QPS)) when QPS is set.
 	Burst int
 
+	// InFlight, when set, bounds the requests outstanding at once of every
+	// client whose Config carries the same limit (watches excluded): see
+	// InFlightLimit. Copies of a Config share it.
+	InFlight *InFlightLimit
+
 	// HTTPClient, when set, carries every request instead of a client built
 	// from the TLS fields above, which must then be empty (the HTTPClient's
 	// own transport decides TLS). BearerToken, TokenSource and UserAgent
@@ -108,8 +113,9 @@ type Client struct {
 	tokens    TokenSource // nil: token (possibly empty) is sent
 	userAgent string
 	timeout   time.Duration
-	limiter   *rate.Limiter // nil: unlimited
-	retries   int           // retries after Retry-After answers; 0 disables
+	limiter   *rate.Limiter  // nil: unlimited
+	inFlight  *InFlightLimit // nil: unlimited
+	retries   int            // retries after Retry-After answers; 0 disables
 	clock     clock.Clock
 	onWarning func(string) // nil: warnings are dropped
 }
@@ -157,6 +163,7 @@ func New(cfg Config) (*Client, error) {
 		retries:   cfg.MaxRetries,
 		clock:     cfg.Clock,
 		onWarning: cfg.WarningHandler,
+		inFlight:  cfg.InFlight,
 	}
 	switch {
 	case c.retries == 0:
@@ -280,12 +287,17 @@ func (c *Client) do(ctx context.Context, req Request, ec errorContext) (*Respons
 				return nil, fmt.Errorf("client: rate limiter: %w", err)
 			}
 		}
+		if err := c.inFlight.acquire(ctx); err != nil {
+			return nil, err
+		}
 		resp, err := c.send(ctx, req)
 		if err != nil {
+			c.inFlight.release()
 			return nil, err
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		c.inFlight.release()
 		if err != nil {
 			return nil, fmt.Errorf("client: %s %s: read response: %w", req.method(), req.Path, err)
 		}

@@ -254,8 +254,11 @@ func (sim *Simulator) NodeNames() []string {
 }
 
 // Run registers the nodes, renews their Leases, and schedules, starts and
-// stops pods with workers workers until ctx ends; it returns once every
-// goroutine it started has exited. It returns an error if ctx ends before
+// stops pods with workers workers, or one per simulated node when there
+// are more nodes (up to MaxWorkers), until ctx ends: each node of a real
+// cluster has its own kubelet writing its pods' statuses, so the nodes do
+// not queue behind a fixed pool. It returns once every goroutine it
+// started has exited. It returns an error if ctx ends before
 // the pod and node caches sync.
 func (sim *Simulator) Run(ctx context.Context, workers int) error {
 	defer sim.wakeups.Stop()
@@ -283,8 +286,11 @@ func (sim *Simulator) Run(ctx context.Context, workers int) error {
 	if !cache.WaitForCacheSync(ctx, sim.podInformer.HasSynced, sim.nodeInfo.HasSynced, nodesVisible) {
 		return fmt.Errorf("nodesim: caches did not sync: %w", context.Cause(ctx))
 	}
-	return sim.ctrl.Run(ctx, workers)
+	return sim.ctrl.Run(ctx, max(workers, min(sim.syncer.nodes.len(), MaxWorkers)))
 }
+
+// MaxWorkers is the most workers Run adds to match the node count.
+const MaxWorkers = 64
 
 // podChanged enqueues a pod the simulator may have to act on: unbound, or
 // bound to one of its nodes.
