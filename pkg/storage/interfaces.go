@@ -76,6 +76,18 @@ type Interface interface {
 	Watch(ctx context.Context, key string, opts ListOptions) (Watcher, error)
 }
 
+// CachedUpdater is a store that can start a GuaranteedUpdate from a state
+// of the key a cache holds, instead of reading it first, as kube-apiserver
+// hands its watch cache's object to etcd. cached, with its resourceVersion
+// the revision it was current at, is not changed. The result is the one
+// GuaranteedUpdate gives: a cached state that turns out stale (the write's
+// compare-and-swap fails, or the preconditions, tryUpdate or a no-op
+// result were decided on it) is replaced by a fresh read and the attempt
+// made again.
+type CachedUpdater interface {
+	GuaranteedUpdateFrom(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool, precond *Preconditions, tryUpdate UpdateFunc, cached runtime.Object) error
+}
+
 // UpdateFunc computes the new state of an object from its current state.
 // current is the caller's to mutate. Returning an error aborts the update
 // and the error is returned unchanged from GuaranteedUpdate.

@@ -82,10 +82,45 @@ func (s *store) Create(ctx context.Context, key string, obj, out runtime.Object)
 }
 
 // GuaranteedUpdate implements storage.Interface by writing to the backend.
+// When the backend is a storage.CachedUpdater and the cache holds the key,
+// the update starts from the cached object instead of a read.
 func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool, precond *storage.Preconditions, tryUpdate storage.UpdateFunc) error {
-	err := s.inner.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, precond, tryUpdate)
+	var err error
+	if cu, ok := s.inner.(storage.CachedUpdater); ok {
+		if cached := s.cachedObject(key); cached != nil {
+			err = cu.GuaranteedUpdateFrom(ctx, key, dest, ignoreNotFound, precond, tryUpdate, cached)
+			s.noteWrite(key, dest, err)
+			return err
+		}
+	}
+	err = s.inner.GuaranteedUpdate(ctx, key, dest, ignoreNotFound, precond, tryUpdate)
 	s.noteWrite(key, dest, err)
 	return err
+}
+
+// cachedObject returns the object a running, ready cache holds at key, or
+// nil. It starts no cache. The object is shared: callers must not change it.
+func (s *store) cachedObject(key string) runtime.Object {
+	root, ok := rootOf(key, false)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	c := s.caches[root]
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if !c.ready {
+		return nil
+	}
+	e, found := c.state.Get(&entry{key: key})
+	if !found {
+		return nil
+	}
+	return e.obj
 }
 
 // Delete implements storage.Interface by writing to the backend.

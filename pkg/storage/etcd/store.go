@@ -197,8 +197,65 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 	if err != nil {
 		return err
 	}
-	cur, err := s.read(ctx, key, k)
+	return s.guaranteedUpdate(ctx, key, k, dest, ignoreNotFound, precond, tryUpdate, nil)
+}
+
+// GuaranteedUpdateFrom implements storage.CachedUpdater: it saves the
+// read (a round trip to etcd and a decode) whenever the cache is current.
+func (s *store) GuaranteedUpdateFrom(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool, precond *storage.Preconditions, tryUpdate storage.UpdateFunc, cached runtime.Object) error {
+	if err := s.closed(); err != nil {
+		return err
+	}
+	k, err := s.etcdKey(key)
 	if err != nil {
+		return err
+	}
+	var cur *current
+	if cached != nil {
+		cur, err = s.stateOf(key, cached)
+		if err != nil {
+			cur = nil // read it instead
+		}
+	}
+	return s.guaranteedUpdate(ctx, key, k, dest, ignoreNotFound, precond, tryUpdate, cur)
+}
+
+// stateOf is the state a cached object stands for: a private copy, its
+// encoding and the revision its resourceVersion names.
+func (s *store) stateOf(key string, cached runtime.Object) (*current, error) {
+	m, err := meta.Accessor(cached)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := parseRV(key, m.GetResourceVersion())
+	if err != nil || rev == 0 {
+		return nil, fmt.Errorf("cached object of %s has no usable resourceVersion", key)
+	}
+	obj := cached.DeepCopyObject()
+	data, err := s.encode(key, obj)
+	if err != nil {
+		return nil, err
+	}
+	return &current{obj: obj, data: data, rev: int64(rev)}, nil
+}
+
+// guaranteedUpdate runs GuaranteedUpdate's loop from cur, a state that may
+// be stale, or from a read when cur is nil.
+func (s *store) guaranteedUpdate(ctx context.Context, key, k string, dest runtime.Object, ignoreNotFound bool, precond *storage.Preconditions, tryUpdate storage.UpdateFunc, cur *current) error {
+	// fresh says cur was read from etcd rather than handed in: decisions
+	// on a handed-in state other than a successful write are made again
+	// on a read.
+	fresh := cur == nil
+	if fresh {
+		var err error
+		if cur, err = s.read(ctx, key, k); err != nil {
+			return err
+		}
+	}
+	reread := func() error {
+		var err error
+		cur, err = s.read(ctx, key, k)
+		fresh = true
 		return err
 	}
 	for {
@@ -209,11 +266,23 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			cur.obj = s.newFunc()
 		}
 		if err := precond.Check(key, cur.obj); err != nil {
+			if !fresh {
+				if err := reread(); err != nil {
+					return err
+				}
+				continue
+			}
 			return err
 		}
-		// cur.obj was decoded for this attempt alone: it is tryUpdate's to change.
+		// cur.obj was made for this attempt alone: it is tryUpdate's to change.
 		updated, err := tryUpdate(cur.obj)
 		if err != nil {
+			if !fresh {
+				if err := reread(); err != nil {
+					return err
+				}
+				continue
+			}
 			return err
 		}
 		data, err := s.encode(key, updated)
@@ -221,6 +290,13 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			return err
 		}
 		if cur.rev != 0 && bytes.Equal(data, cur.data) {
+			if !fresh {
+				// A no-op on a cached state may be a change on the stored one.
+				if err := reread(); err != nil {
+					return err
+				}
+				continue
+			}
 			// Nothing changed: no write, no new revision.
 			return s.decode(key, cur.data, cur.rev, dest)
 		}
@@ -239,6 +315,7 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 		if cur, err = s.stateFrom(key, resp.Responses[0].GetResponseRange().Kvs); err != nil {
 			return err
 		}
+		fresh = true
 		if err := ctx.Err(); err != nil {
 			return err
 		}
