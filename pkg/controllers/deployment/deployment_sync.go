@@ -621,4 +621,3 @@ func (s *syncer) cleanupDeployment(ctx context.Context, oldRSs []*appsv1.Replica
 	}
 	return nil
 }
-
