@@ -133,6 +133,11 @@ type ListOptions struct {
 	// ResourceVersion (or the newest) as Added events, followed by a Bookmark
 	// annotated metav1.InitialEventsAnnotationKey: "true".
 	SendInitialEvents *bool
+	// NoPrevObject tells a watch that selects every object that its
+	// consumer keeps the previous states itself (as a watch cache does):
+	// Modified events may then come without PrevObject, which saves
+	// decoding it. Deleted events always carry it.
+	NoPrevObject bool
 }
 
 // Predicate selects objects by labels and fields and pages a list.

@@ -243,6 +243,8 @@ func (c *cache) watchFrom(ctx context.Context, rev uint64) (progressed bool, err
 		ResourceVersion:   strconv.FormatUint(rev, 10),
 		ProgressNotify:    true,
 		SendInitialEvents: &noInitial,
+		// The state holds every previous object a Modified event needs.
+		NoPrevObject: true,
 	})
 	if err != nil {
 		if storage.IsExpired(err) {

@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -137,5 +138,65 @@ func TestGuaranteedUpdateFromCachedState(t *testing.T) {
 	}
 	if v9.Data["n"] != "7+" {
 		t.Errorf("update past a cached object without resourceVersion wrote %v", v9.Data)
+	}
+}
+
+// A watch with NoPrevObject that selects everything sends Modified events
+// without the previous state (not decoded), and Deleted events with it; a
+// watch without it, or with a selector, keeps PrevObject on Modified.
+func TestWatchNoPrevObject(t *testing.T) {
+	ctx := context.Background()
+	b := newTestBackend(t, Config{})
+	s, err := b.Storage(cmConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := &corev1.ConfigMap{}
+	if err := s.Create(ctx, "/configmaps/ns/start", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "start"}}, start); err != nil {
+		t.Fatal(err)
+	}
+	open := func(noPrev bool) storage.Watcher {
+		w, err := s.Watch(ctx, "/configmaps", storage.ListOptions{Recursive: true, ResourceVersion: start.ResourceVersion, NoPrevObject: noPrev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+		return w
+	}
+	full, lean := open(false), open(true)
+	const key = "/configmaps/ns/a"
+	if err := s.Create(ctx, key, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}, Data: map[string]string{"n": "1"}}, &corev1.ConfigMap{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.GuaranteedUpdate(ctx, key, &corev1.ConfigMap{}, false, nil, func(cur runtime.Object) (runtime.Object, error) {
+		cur.(*corev1.ConfigMap).Data = map[string]string{"n": "2"}
+		return cur, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, key, &corev1.ConfigMap{}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		w        storage.Watcher
+		wantPrev bool
+	}{{"without NoPrevObject", full, true}, {"with NoPrevObject", lean, false}} {
+		var got []string
+		for len(got) < 3 {
+			ev := <-tc.w.ResultChan()
+			prev := "-"
+			if cm, ok := ev.PrevObject.(*corev1.ConfigMap); ok && cm != nil {
+				prev = cm.Data["n"]
+			}
+			got = append(got, string(ev.Type)+":"+prev)
+		}
+		want := []string{"ADDED:-", "MODIFIED:-", "DELETED:2"}
+		if tc.wantPrev {
+			want[1] = "MODIFIED:1"
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: events %v, want %v", tc.name, got, want)
+		}
 	}
 }

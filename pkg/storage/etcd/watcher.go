@@ -254,6 +254,11 @@ func (w *watcher) transform(e *clientv3.Event) (ev storage.Event, ok bool, err e
 			return ev, false, err
 		}
 	}
+	if e.IsModify() && w.opts.NoPrevObject && w.opts.Predicate.Empty() {
+		// Every state matches, so this is a modification of an object
+		// the consumer has; it keeps the previous state itself.
+		return storage.Event{Type: watch.Modified, Object: cur}, true, nil
+	}
 	if e.PrevKv != nil {
 		prev = w.s.newFunc()
 		if err := w.s.decode(key, e.PrevKv.Value, e.PrevKv.ModRevision, prev); err != nil {
