@@ -236,6 +236,14 @@ func TestAuthClientCertificate(t *testing.T) {
 
 	wantUser(ctx, t, alice, "alice", "developers", "team-a-members", "system:authenticated")
 
+	// A certificate of another server's client CA is refused, not taken
+	// as anonymous.
+	foreign := startAuthServer(t, "").certConfig(t, "compat-admin", "system:masters")
+	foreign.Host, foreign.CAData = s.url, s.serverCA
+	if _, err := whoami(ctx, newClientset(t, foreign)); !apierrors.IsUnauthorized(err) {
+		t.Errorf("whoami with a certificate of a foreign CA: %v, want Unauthorized", err)
+	}
+
 	if _, err := alice.CoreV1().ConfigMaps("team-a").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("list before any binding: %v, want Forbidden", err)
 	}
