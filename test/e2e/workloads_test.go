@@ -580,6 +580,7 @@ func endpointsMatchPods(t *testing.T, kc, ns string, n int) (bool, string) {
 		}
 	}
 	sort.Strings(sliceIPs)
+	//lint:ignore SA1019 the endpoints controller still writes Endpoints, and kubectl users still read them
 	var ep corev1.Endpoints
 	getJSON(t, kc, &ep, "get", "-n", ns, "endpoints", "web")
 	var epIPs, epNotReady []string
