@@ -101,13 +101,7 @@ func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 // cachedObject returns the object a running, ready cache holds at key, or
 // nil. It starts no cache. The object is shared: callers must not change it.
 func (s *store) cachedObject(key string) runtime.Object {
-	root, ok := rootOf(key, false)
-	if !ok {
-		return nil
-	}
-	s.mu.Lock()
-	c := s.caches[root]
-	s.mu.Unlock()
+	c := s.runningCache(key)
 	if c == nil {
 		return nil
 	}
@@ -137,13 +131,7 @@ func (s *store) noteWrite(key string, out runtime.Object, err error) {
 	if err != nil {
 		return
 	}
-	root, ok := rootOf(key, false)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	c := s.caches[root]
-	s.mu.Unlock()
+	c := s.runningCache(key)
 	if c == nil {
 		// A cache started later lists after the write.
 		return
@@ -151,6 +139,18 @@ func (s *store) noteWrite(key string, out runtime.Object, err error) {
 	if rev, err := storage.ObjectResourceVersion(out); err == nil {
 		c.noteWrite(rev)
 	}
+}
+
+// runningCache returns the cache of key's root if one was started, else
+// nil; unlike cacheFor, it starts none.
+func (s *store) runningCache(key string) *cache {
+	root, ok := rootOf(key, false)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caches[root]
 }
 
 // Get implements storage.Interface. resourceVersion "" reads the backend;

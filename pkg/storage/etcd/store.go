@@ -190,18 +190,12 @@ func (s *store) stateFrom(key string, kvs []*mvccpb.KeyValue) (*current, error) 
 
 // GuaranteedUpdate implements storage.Interface.
 func (s *store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool, precond *storage.Preconditions, tryUpdate storage.UpdateFunc) error {
-	if err := s.closed(); err != nil {
-		return err
-	}
-	k, err := s.etcdKey(key)
-	if err != nil {
-		return err
-	}
-	return s.guaranteedUpdate(ctx, key, k, dest, ignoreNotFound, precond, tryUpdate, nil)
+	return s.GuaranteedUpdateFrom(ctx, key, dest, ignoreNotFound, precond, tryUpdate, nil)
 }
 
 // GuaranteedUpdateFrom implements storage.CachedUpdater: it saves the
 // read (a round trip to etcd and a decode) whenever the cache is current.
+// A nil cached, or one without a usable resourceVersion, starts from a read.
 func (s *store) GuaranteedUpdateFrom(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool, precond *storage.Preconditions, tryUpdate storage.UpdateFunc, cached runtime.Object) error {
 	if err := s.closed(); err != nil {
 		return err
@@ -212,93 +206,33 @@ func (s *store) GuaranteedUpdateFrom(ctx context.Context, key string, dest runti
 	}
 	var cur *current
 	if cached != nil {
-		cur, err = s.stateOf(key, cached)
-		if err != nil {
-			cur = nil // read it instead
-		}
+		cur, _ = s.stateOf(key, cached)
 	}
-	return s.guaranteedUpdate(ctx, key, k, dest, ignoreNotFound, precond, tryUpdate, cur)
-}
-
-// stateOf is the state a cached object stands for: a private copy, its
-// encoding and the revision its resourceVersion names.
-func (s *store) stateOf(key string, cached runtime.Object) (*current, error) {
-	m, err := meta.Accessor(cached)
-	if err != nil {
-		return nil, err
-	}
-	rev, err := parseRV(key, m.GetResourceVersion())
-	if err != nil || rev == 0 {
-		return nil, fmt.Errorf("cached object of %s has no usable resourceVersion", key)
-	}
-	obj := cached.DeepCopyObject()
-	data, err := s.encode(key, obj)
-	if err != nil {
-		return nil, err
-	}
-	return &current{obj: obj, data: data, rev: int64(rev)}, nil
-}
-
-// guaranteedUpdate runs GuaranteedUpdate's loop from cur, a state that may
-// be stale, or from a read when cur is nil.
-func (s *store) guaranteedUpdate(ctx context.Context, key, k string, dest runtime.Object, ignoreNotFound bool, precond *storage.Preconditions, tryUpdate storage.UpdateFunc, cur *current) error {
-	// fresh says cur was read from etcd rather than handed in: decisions
-	// on a handed-in state other than a successful write are made again
-	// on a read.
+	// fresh says cur was read from etcd rather than handed in.
 	fresh := cur == nil
 	if fresh {
-		var err error
 		if cur, err = s.read(ctx, key, k); err != nil {
 			return err
 		}
 	}
-	reread := func() error {
-		var err error
-		cur, err = s.read(ctx, key, k)
-		fresh = true
-		return err
-	}
 	for {
-		if cur.obj == nil {
-			if !ignoreNotFound {
-				return storage.NewError(storage.ErrCodeKeyNotFound, key, 0, "")
+		data, err := s.nextState(key, cur, ignoreNotFound, precond, tryUpdate)
+		if err != nil && !fresh {
+			// Decided on a handed-in state, which may be stale (a no-op
+			// there may be a change of the stored one): decide again on
+			// a read.
+			if cur, err = s.read(ctx, key, k); err != nil {
+				return err
 			}
-			cur.obj = s.newFunc()
+			fresh = true
+			continue
 		}
-		if err := precond.Check(key, cur.obj); err != nil {
-			if !fresh {
-				if err := reread(); err != nil {
-					return err
-				}
-				continue
-			}
-			return err
-		}
-		// cur.obj was made for this attempt alone: it is tryUpdate's to change.
-		updated, err := tryUpdate(cur.obj)
-		if err != nil {
-			if !fresh {
-				if err := reread(); err != nil {
-					return err
-				}
-				continue
-			}
-			return err
-		}
-		data, err := s.encode(key, updated)
-		if err != nil {
-			return err
-		}
-		if cur.rev != 0 && bytes.Equal(data, cur.data) {
-			if !fresh {
-				// A no-op on a cached state may be a change on the stored one.
-				if err := reread(); err != nil {
-					return err
-				}
-				continue
-			}
+		switch {
+		case errors.Is(err, errUnchanged):
 			// Nothing changed: no write, no new revision.
 			return s.decode(key, cur.data, cur.rev, dest)
+		case err != nil:
+			return err
 		}
 		resp, err := s.b.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(k), "=", cur.rev)).
@@ -320,6 +254,55 @@ func (s *store) guaranteedUpdate(ctx context.Context, key, k string, dest runtim
 			return err
 		}
 	}
+}
+
+// errUnchanged is nextState's answer when the update changes nothing.
+var errUnchanged = errors.New("unchanged")
+
+// nextState checks the preconditions on cur, runs tryUpdate on cur.obj
+// (made for this attempt alone: it is tryUpdate's to change) and returns
+// the encoding of its result, or errUnchanged when that is what is stored.
+func (s *store) nextState(key string, cur *current, ignoreNotFound bool, precond *storage.Preconditions, tryUpdate storage.UpdateFunc) ([]byte, error) {
+	if cur.obj == nil {
+		if !ignoreNotFound {
+			return nil, storage.NewError(storage.ErrCodeKeyNotFound, key, 0, "")
+		}
+		cur.obj = s.newFunc()
+	}
+	if err := precond.Check(key, cur.obj); err != nil {
+		return nil, err
+	}
+	updated, err := tryUpdate(cur.obj)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.encode(key, updated)
+	if err != nil {
+		return nil, err
+	}
+	if cur.rev != 0 && bytes.Equal(data, cur.data) {
+		return nil, errUnchanged
+	}
+	return data, nil
+}
+
+// stateOf is the state a cached object stands for: a private copy, its
+// encoding and the revision its resourceVersion names.
+func (s *store) stateOf(key string, cached runtime.Object) (*current, error) {
+	m, err := meta.Accessor(cached)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := parseRV(key, m.GetResourceVersion())
+	if err != nil || rev == 0 {
+		return nil, fmt.Errorf("cached object of %s has no usable resourceVersion", key)
+	}
+	obj := cached.DeepCopyObject()
+	data, err := s.encode(key, obj)
+	if err != nil {
+		return nil, err
+	}
+	return &current{obj: obj, data: data, rev: int64(rev)}, nil
 }
 
 // Delete implements storage.Interface.
