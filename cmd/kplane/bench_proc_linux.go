@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/kplane/kplane/internal/procstatus"
 )
 
 // readProcStats reads the figures of process pid from /proc.
@@ -31,26 +32,12 @@ func readProcStats(pid int) (*procStats, error) {
 // 1/ticks s.
 func parseProcStats(status, stat []byte, ticks int64) (*procStats, error) {
 	var ps procStats
-	found := 0
-	sc := bufio.NewScanner(bytes.NewReader(status))
-	for sc.Scan() {
-		key, val, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmHWM" && key != "VmRSS") {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "kB")), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("/proc status %s: %w", key, err)
-		}
-		if key == "VmHWM" {
-			ps.PeakRSSBytes = kb * 1024
-		} else {
-			ps.RSSBytes = kb * 1024
-		}
-		found++
+	var err error
+	if ps.PeakRSSBytes, err = procstatus.Bytes(status, "VmHWM"); err != nil {
+		return nil, err
 	}
-	if found != 2 {
-		return nil, fmt.Errorf("/proc status lacks VmHWM or VmRSS")
+	if ps.RSSBytes, err = procstatus.Bytes(status, "VmRSS"); err != nil {
+		return nil, err
 	}
 	// The command name (field 2) is in parentheses and may hold spaces or
 	// parentheses: the fields that follow start after the last ')'.

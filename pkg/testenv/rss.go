@@ -2,8 +2,8 @@ package testenv
 
 import (
 	"os"
-	"strconv"
-	"strings"
+
+	"github.com/kplane/kplane/internal/procstatus"
 )
 
 // PeakRSS returns the test process's peak resident set size in bytes
@@ -16,11 +16,6 @@ func PeakRSS() (uint64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb * 1024, err == nil
-		}
-	}
-	return 0, false
+	n, err := procstatus.Bytes(data, "VmHWM")
+	return uint64(n), err == nil
 }
