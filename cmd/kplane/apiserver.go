@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"k8s.io/utils/clock"
 
 	"github.com/kplane/kplane/pkg/apiserver"
 	"github.com/kplane/kplane/pkg/storage"
@@ -201,6 +202,17 @@ func (o *apiServerOptions) run(ctx context.Context, cmd *cobra.Command) error {
 			}
 		})
 	}
+	if creds != nil {
+		// Renewed client certificates are written to the kubeconfigs, so
+		// that a client started later presents them.
+		wg.Go(func() {
+			creds.keepRenewed(ctx, clock.RealClock{}, logger, func([]string) {
+				if err := o.writeKubeconfig(u.String(), creds); err != nil {
+					logger.Warn("writing the renewed certificates to the kubeconfigs failed", "err", err)
+				}
+			})
+		})
+	}
 	var servingErr error
 	if o.serving != nil {
 		wg.Go(func() {
@@ -317,9 +329,9 @@ func (o *apiServerOptions) writeKubeconfig(server string, creds *pki) error {
 	if creds == nil {
 		files[path] = kubeconfig(server, nil, nil)
 	} else {
-		files[path] = kubeconfig(server, creds.caPEM, &creds.admin)
-		files[filepath.Join(o.dataDir, controllerManagerKubeconfig)] = kubeconfig(server, creds.caPEM, &creds.controllerManager)
-		files[filepath.Join(o.dataDir, nodeKubeconfig)] = kubeconfig(server, creds.caPEM, &creds.node)
+		files[path] = kubeconfig(server, creds.caPEM, creds.admin.creds())
+		files[filepath.Join(o.dataDir, controllerManagerKubeconfig)] = kubeconfig(server, creds.caPEM, creds.controllerManager.creds())
+		files[filepath.Join(o.dataDir, nodeKubeconfig)] = kubeconfig(server, creds.caPEM, creds.node.creds())
 	}
 	for p, content := range files {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {

@@ -261,7 +261,7 @@ func grantManagerControllerRoles(ctx context.Context, admin *client.Client) erro
 // `kplane up --use-service-account-credentials=false`, as the
 // administrator of creds.
 func upGrantManagerControllerRoles(ctx context.Context, serverURL string, creds *pki) error {
-	admin, err := client.New(client.Config{Host: serverURL, CAData: creds.caPEM, CertData: creds.admin.certPEM, KeyData: creds.admin.keyPEM, UserAgent: "kplane-up"})
+	admin, err := client.New(client.Config{Host: serverURL, CAData: creds.caPEM, GetClientCertificate: creds.admin.clientCertificate, UserAgent: "kplane-up"})
 	if err != nil {
 		return err
 	}

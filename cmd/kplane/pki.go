@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,11 +13,17 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // The identities of kplane's own clients, named as Kubernetes names its
@@ -47,27 +55,57 @@ type pkiConfig struct {
 	now          time.Time
 }
 
-// credentials are a PEM client certificate and its key.
+// credentials are a PEM client certificate and its key, and the two
+// parsed for a TLS handshake.
 type credentials struct {
 	certPEM, keyPEM []byte
+	pair            tls.Certificate
+}
+
+// identity is a client certificate kplane issues one of its own
+// components. renew replaces it; readers take the current one.
+type identity struct {
+	file, cn string
+	orgs     []string
+	current  atomic.Pointer[credentials]
+}
+
+// creds returns the identity's current certificate and key.
+func (id *identity) creds() *credentials { return id.current.Load() }
+
+// clientCertificate is a tls.Config.GetClientCertificate that presents the
+// current certificate, so that a long-lived client picks up a renewed one
+// on its next connection.
+func (id *identity) clientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	return &id.creds().pair, nil
 }
 
 // pki is what the server serves TLS with and what its clients present: a
 // self-signed CA kept in a directory (so that restarts keep it and the
 // kubeconfigs that trust it keep working), a serving certificate and
-// client certificates for kplane's own components, each replaceable.
+// client certificates for kplane's own components, each replaceable. The
+// certificates are renewed while the server runs (renew, keepRenewed).
 type pki struct {
+	cfg pkiConfig
 	// caPEM is the CA the kubeconfigs trust for the server: the generated
 	// CA, or nil when the serving certificate is given (the system roots
 	// must then trust it).
 	caPEM []byte
 	ca    *x509.Certificate
-	cert  tls.Certificate
+	caKey crypto.Signer
+	// serving is the certificate the listener presents; servingLeaf is
+	// its parsed leaf and servingFiles the contents of the given
+	// certificate and key files it was loaded from (nil when generated).
+	serving      atomic.Pointer[tls.Certificate]
+	servingLeaf  *x509.Certificate
+	servingFiles []byte
 	// clientCAs verify client certificates.
 	clientCAs *x509.CertPool
 	// admin (kplane-admin in system:masters), controllerManager and node
 	// are the client certificates the kubeconfigs present.
-	admin, controllerManager, node credentials
+	admin, controllerManager, node *identity
+	// mu serializes renew.
+	mu sync.Mutex
 }
 
 // certValidity is how long generated leaf certificates are valid.
@@ -75,8 +113,9 @@ const certValidity = 365 * 24 * time.Hour
 
 // loadOrCreatePKI reads the CA and certificates from cfg.dir, creating
 // what is missing. A generated certificate that is invalid, not signed by
-// the CA, in the last third of its lifetime or (serving) lacking one of
-// cfg.hosts is reissued; the CA is kept. Keys are written 0600.
+// the CA, not matching its key, in the last third of its lifetime or
+// (serving) lacking one of cfg.hosts is reissued; the CA is kept. Keys are
+// written 0600.
 func loadOrCreatePKI(cfg pkiConfig) (*pki, error) {
 	if err := os.MkdirAll(cfg.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
@@ -92,21 +131,14 @@ func loadOrCreatePKI(cfg pkiConfig) (*pki, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pki: certificate authority: %w", err)
 	}
-	p := &pki{caPEM: caPEM, ca: caCert}
-
+	p := &pki{
+		cfg: cfg, caPEM: caPEM, ca: caCert, caKey: caKey,
+		admin:             &identity{file: "admin", cn: adminUser, orgs: []string{adminGroup}},
+		controllerManager: &identity{file: "controller-manager", cn: controllerManagerUser},
+		node:              &identity{file: "node", cn: nodeUser, orgs: []string{nodesGroup}},
+	}
 	if cfg.certFile != "" {
-		if p.cert, err = tls.LoadX509KeyPair(cfg.certFile, cfg.keyFile); err != nil {
-			return nil, fmt.Errorf("pki: --tls-cert-file: %w", err)
-		}
 		p.caPEM = nil
-	} else {
-		srvCertPath, srvKeyPath := filepath.Join(cfg.dir, "server.crt"), filepath.Join(cfg.dir, "server.key")
-		if err := ensureLeaf(srvCertPath, srvKeyPath, caCert, caKey, "kplane-apiserver", nil, cfg.hosts, x509.ExtKeyUsageServerAuth, cfg.now); err != nil {
-			return nil, fmt.Errorf("pki: serving certificate: %w", err)
-		}
-		if p.cert, err = tls.LoadX509KeyPair(srvCertPath, srvKeyPath); err != nil {
-			return nil, fmt.Errorf("pki: %w", err)
-		}
 	}
 
 	p.clientCAs = x509.NewCertPool()
@@ -121,46 +153,149 @@ func loadOrCreatePKI(cfg pkiConfig) (*pki, error) {
 	} else {
 		p.clientCAs.AddCert(caCert)
 	}
-
-	for _, c := range []struct {
-		file, cn string
-		orgs     []string
-		out      *credentials
-	}{
-		{"admin", adminUser, []string{adminGroup}, &p.admin},
-		{"controller-manager", controllerManagerUser, nil, &p.controllerManager},
-		{"node", nodeUser, []string{nodesGroup}, &p.node},
-	} {
-		certPath, keyPath := filepath.Join(cfg.dir, c.file+".crt"), filepath.Join(cfg.dir, c.file+".key")
-		if err := ensureLeaf(certPath, keyPath, caCert, caKey, c.cn, c.orgs, nil, x509.ExtKeyUsageClientAuth, cfg.now); err != nil {
-			return nil, fmt.Errorf("pki: %s client certificate: %w", c.file, err)
-		}
-		if c.out.certPEM, err = os.ReadFile(certPath); err != nil {
-			return nil, fmt.Errorf("pki: %w", err)
-		}
-		if c.out.keyPEM, err = os.ReadFile(keyPath); err != nil {
-			return nil, fmt.Errorf("pki: %w", err)
-		}
+	if _, err := p.renew(cfg.now); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
-// tlsConfig serves the certificate and verifies the client certificates
-// clients present against the client CAs.
+// renew brings every certificate up to date at now, as loadOrCreatePKI
+// does at start: a generated certificate in the last third of its
+// lifetime is reissued (and written to the directory), a given serving
+// certificate is loaded again when its files changed. It returns the
+// names of what changed. On an error what is current stays in use.
+func (p *pki) renew(now time.Time) (changed []string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cfg.certFile != "" {
+		certPEM, err := os.ReadFile(p.cfg.certFile)
+		if err != nil {
+			return changed, fmt.Errorf("pki: --tls-cert-file: %w", err)
+		}
+		keyPEM, err := os.ReadFile(p.cfg.keyFile)
+		if err != nil {
+			return changed, fmt.Errorf("pki: --tls-private-key-file: %w", err)
+		}
+		if files := append(append(certPEM, 0), keyPEM...); !bytes.Equal(files, p.servingFiles) {
+			pair, err := tls.X509KeyPair(certPEM, keyPEM)
+			if err != nil {
+				return changed, fmt.Errorf("pki: --tls-cert-file: %w", err)
+			}
+			if err := p.setServing(pair); err != nil {
+				return changed, err
+			}
+			p.servingFiles = files
+			changed = append(changed, "serving certificate "+p.cfg.certFile)
+		}
+	} else if p.servingLeaf == nil || !p.current(p.servingLeaf, now) || !covers(p.servingLeaf, p.cfg.hosts) {
+		srvCertPath, srvKeyPath := filepath.Join(p.cfg.dir, "server.crt"), filepath.Join(p.cfg.dir, "server.key")
+		if err := ensureLeaf(srvCertPath, srvKeyPath, p.ca, p.caKey, "kplane-apiserver", nil, p.cfg.hosts, x509.ExtKeyUsageServerAuth, now); err != nil {
+			return changed, fmt.Errorf("pki: serving certificate: %w", err)
+		}
+		pair, err := tls.LoadX509KeyPair(srvCertPath, srvKeyPath)
+		if err != nil {
+			return changed, fmt.Errorf("pki: %w", err)
+		}
+		if err := p.setServing(pair); err != nil {
+			return changed, err
+		}
+		changed = append(changed, "serving certificate")
+	}
+
+	for _, id := range []*identity{p.admin, p.controllerManager, p.node} {
+		if c := id.creds(); c != nil && p.current(c.pair.Leaf, now) {
+			continue
+		}
+		certPath, keyPath := filepath.Join(p.cfg.dir, id.file+".crt"), filepath.Join(p.cfg.dir, id.file+".key")
+		if err := ensureLeaf(certPath, keyPath, p.ca, p.caKey, id.cn, id.orgs, nil, x509.ExtKeyUsageClientAuth, now); err != nil {
+			return changed, fmt.Errorf("pki: %s client certificate: %w", id.file, err)
+		}
+		c := &credentials{}
+		if c.certPEM, err = os.ReadFile(certPath); err != nil {
+			return changed, fmt.Errorf("pki: %w", err)
+		}
+		if c.keyPEM, err = os.ReadFile(keyPath); err != nil {
+			return changed, fmt.Errorf("pki: %w", err)
+		}
+		if c.pair, err = tls.X509KeyPair(c.certPEM, c.keyPEM); err != nil {
+			return changed, fmt.Errorf("pki: %s client certificate: %w", id.file, err)
+		}
+		id.current.Store(c)
+		changed = append(changed, id.file+" client certificate")
+	}
+	return changed, nil
+}
+
+// current reports whether a generated leaf can stay in use at now: fresh
+// and signed by the CA.
+func (p *pki) current(leaf *x509.Certificate, now time.Time) bool {
+	return leaf != nil && fresh(leaf, now) && leaf.CheckSignatureFrom(p.ca) == nil
+}
+
+// setServing makes pair the certificate the listener presents.
+func (p *pki) setServing(pair tls.Certificate) error {
+	if pair.Leaf == nil {
+		leaf, err := x509.ParseCertificate(pair.Certificate[0])
+		if err != nil {
+			return fmt.Errorf("pki: serving certificate: %w", err)
+		}
+		pair.Leaf = leaf
+	}
+	p.servingLeaf = pair.Leaf
+	p.serving.Store(&pair)
+	return nil
+}
+
+// servingCert returns the certificate the listener presents now.
+func (p *pki) servingCert() *tls.Certificate { return p.serving.Load() }
+
+// renewInterval is how often keepRenewed checks the certificates: often
+// enough that a replaced --tls-cert-file is served within a minute, as
+// kube-apiserver reloads its serving certificate files.
+const renewInterval = time.Minute
+
+// keepRenewed calls renew every renewInterval of clk until ctx ends, and
+// changed with what changed. Failures are logged; the current
+// certificates stay in use and the next tick tries again.
+func (p *pki) keepRenewed(ctx context.Context, clk clock.WithTicker, logger *slog.Logger, changed func([]string)) {
+	t := clk.NewTicker(renewInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		what, err := p.renew(clk.Now())
+		if err != nil {
+			logger.Warn("renewing certificates failed; the current ones stay in use", "err", err)
+		}
+		if len(what) > 0 {
+			logger.Info("certificates renewed", "certificates", what)
+			if changed != nil {
+				changed(what)
+			}
+		}
+	}
+}
+
+// tlsConfig serves the current serving certificate and verifies the
+// client certificates clients present against the client CAs.
 func (p *pki) tlsConfig() *tls.Config {
 	return &tls.Config{
-		Certificates: []tls.Certificate{p.cert},
-		ClientCAs:    p.clientCAs,
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		MinVersion:   tls.VersionTLS12,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return p.servingCert(), nil },
+		ClientCAs:      p.clientCAs,
+		ClientAuth:     tls.VerifyClientCertIfGiven,
+		MinVersion:     tls.VersionTLS12,
 	}
 }
 
 // ensureLeaf keeps the certificate at certPath when it is fresh, signed
 // by ca, and for cn, orgs and every host; otherwise it issues a new one.
 func ensureLeaf(certPath, keyPath string, ca *x509.Certificate, caKey crypto.Signer, cn string, orgs, hosts []string, usage x509.ExtKeyUsage, now time.Time) error {
-	cert, _, _, err := loadPair(certPath, keyPath)
-	if err == nil && fresh(cert, now) && cert.CheckSignatureFrom(ca) == nil && cert.Subject.CommonName == cn && covers(cert, hosts) {
+	cert, key, _, err := loadPair(certPath, keyPath)
+	if err == nil && fresh(cert, now) && cert.CheckSignatureFrom(ca) == nil && cert.Subject.CommonName == cn &&
+		slices.Equal(cert.Subject.Organization, orgs) && covers(cert, hosts) && key.PublicKey.Equal(cert.PublicKey) {
 		// Tighten a key file someone loosened.
 		return os.Chmod(keyPath, 0o600)
 	}
@@ -254,11 +389,16 @@ func createLeaf(certPath, keyPath string, ca *x509.Certificate, caKey crypto.Sig
 	if err != nil {
 		return err
 	}
+	// A certificate must not outlive the CA that signed it.
+	notAfter := now.Add(certValidity)
+	if ca.NotAfter.Before(notAfter) {
+		notAfter = ca.NotAfter
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: sn,
 		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
 		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(certValidity),
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 	}

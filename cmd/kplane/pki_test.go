@@ -2,15 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 var testNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -54,18 +59,18 @@ func TestPKIIsReusedAndReissued(t *testing.T) {
 	hosts := []string{"localhost", "127.0.0.1"}
 	first := testPKI(t, pkiConfig{dir: dir, hosts: hosts})
 	again := testPKI(t, pkiConfig{dir: dir, hosts: hosts, now: testNow.Add(time.Hour)})
-	if !bytes.Equal(first.caPEM, again.caPEM) || !bytes.Equal(first.cert.Certificate[0], again.cert.Certificate[0]) ||
-		!bytes.Equal(first.admin.certPEM, again.admin.certPEM) || !bytes.Equal(first.node.certPEM, again.node.certPEM) {
+	if !bytes.Equal(first.caPEM, again.caPEM) || !bytes.Equal(first.servingCert().Certificate[0], again.servingCert().Certificate[0]) ||
+		!bytes.Equal(first.admin.creds().certPEM, again.admin.creds().certPEM) || !bytes.Equal(first.node.creds().certPEM, again.node.creds().certPEM) {
 		t.Fatal("restart replaced the CA or a certificate")
 	}
 	// A new address gets a new serving certificate from the same CA.
 	moved := testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost", "10.1.2.3"}, now: testNow.Add(time.Hour)})
-	if !bytes.Equal(first.caPEM, moved.caPEM) || bytes.Equal(first.cert.Certificate[0], moved.cert.Certificate[0]) {
+	if !bytes.Equal(first.caPEM, moved.caPEM) || bytes.Equal(first.servingCert().Certificate[0], moved.servingCert().Certificate[0]) {
 		t.Fatal("new host: CA changed or serving certificate kept")
 	}
 	roots := x509.NewCertPool()
 	roots.AddCert(moved.ca)
-	if _, err := leafOf(t, moved.cert).Verify(x509.VerifyOptions{DNSName: "10.1.2.3", Roots: roots, CurrentTime: testNow.Add(time.Hour)}); err != nil {
+	if _, err := leafOf(t, *moved.servingCert()).Verify(x509.VerifyOptions{DNSName: "10.1.2.3", Roots: roots, CurrentTime: testNow.Add(time.Hour)}); err != nil {
 		t.Fatalf("serving certificate does not verify: %v", err)
 	}
 }
@@ -87,11 +92,11 @@ func TestPKIRenewsInLastThirdOfLifetime(t *testing.T) {
 			d := t.TempDir()
 			copyDir(t, dir, d)
 			p := testPKI(t, pkiConfig{dir: d, hosts: []string{"localhost"}, now: tt.at})
-			gotRenewed := !bytes.Equal(p.cert.Certificate[0], first.cert.Certificate[0])
+			gotRenewed := !bytes.Equal(p.servingCert().Certificate[0], first.servingCert().Certificate[0])
 			if gotRenewed != tt.renewed {
 				t.Errorf("serving renewed %v, want %v", gotRenewed, tt.renewed)
 			}
-			if got := !bytes.Equal(p.controllerManager.certPEM, first.controllerManager.certPEM); got != tt.renewed {
+			if got := !bytes.Equal(p.controllerManager.creds().certPEM, first.controllerManager.creds().certPEM); got != tt.renewed {
 				t.Errorf("client renewed %v, want %v", got, tt.renewed)
 			}
 			if !bytes.Equal(p.caPEM, first.caPEM) {
@@ -121,7 +126,7 @@ func copyDir(t *testing.T, from, to string) {
 func TestPKIIdentitiesAndKeyModes(t *testing.T) {
 	dir := t.TempDir()
 	p := testPKI(t, pkiConfig{dir: dir, hosts: servingHosts("10.0.0.5", "192.168.1.9", []string{"kplane.example.com", "10.9.9.9"})})
-	srv := leafOf(t, p.cert)
+	srv := leafOf(t, *p.servingCert())
 	host, _ := os.Hostname()
 	for _, h := range []string{"localhost", "127.0.0.1", "::1", host, "10.0.0.5", "192.168.1.9", "kplane.example.com", "10.9.9.9"} {
 		if err := srv.VerifyHostname(h); err != nil {
@@ -133,7 +138,7 @@ func TestPKIIdentitiesAndKeyModes(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name   string
-		cred   credentials
+		cred   *identity
 		cn     string
 		groups []string
 	}{
@@ -141,7 +146,7 @@ func TestPKIIdentitiesAndKeyModes(t *testing.T) {
 		{"controller manager", p.controllerManager, "system:kube-controller-manager", nil},
 		{"node", p.node, "system:node:kplane-nodesim", []string{"system:nodes"}},
 	} {
-		cert := parsePEM(t, c.cred.certPEM)
+		cert := parsePEM(t, c.cred.creds().certPEM)
 		if cert.Subject.CommonName != c.cn || !slices.Equal(cert.Subject.Organization, c.groups) {
 			t.Errorf("%s: subject %v, want CN %s O %v", c.name, cert.Subject, c.cn, c.groups)
 		}
@@ -182,10 +187,10 @@ func TestPKIReplacementFiles(t *testing.T) {
 	other := testPKI(t, pkiConfig{dir: t.TempDir(), hosts: []string{"api.example.com"}})
 	otherDir := t.TempDir()
 	certFile, keyFile, caFile := filepath.Join(otherDir, "tls.crt"), filepath.Join(otherDir, "tls.key"), filepath.Join(otherDir, "clients.crt")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.cert.Certificate[0]}), 0o644); err != nil {
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.servingCert().Certificate[0]}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(other.cert.PrivateKey)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(other.servingCert().PrivateKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +202,7 @@ func TestPKIReplacementFiles(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost"}, certFile: certFile, keyFile: keyFile, clientCAFile: caFile})
-	if !bytes.Equal(p.cert.Certificate[0], other.cert.Certificate[0]) {
+	if !bytes.Equal(p.servingCert().Certificate[0], other.servingCert().Certificate[0]) {
 		t.Error("--tls-cert-file not served")
 	}
 	if p.caPEM != nil {
@@ -207,10 +212,10 @@ func TestPKIReplacementFiles(t *testing.T) {
 		t.Error("a serving certificate was generated beside --tls-cert-file")
 	}
 	// The given client CA verifies its clients; the generated CA's are refused.
-	if _, err := parsePEM(t, other.admin.certPEM).Verify(x509.VerifyOptions{Roots: p.clientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, CurrentTime: testNow}); err != nil {
+	if _, err := parsePEM(t, other.admin.creds().certPEM).Verify(x509.VerifyOptions{Roots: p.clientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, CurrentTime: testNow}); err != nil {
 		t.Errorf("--client-ca-file client refused: %v", err)
 	}
-	if _, err := parsePEM(t, p.admin.certPEM).Verify(x509.VerifyOptions{Roots: p.clientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, CurrentTime: testNow}); err == nil {
+	if _, err := parsePEM(t, p.admin.creds().certPEM).Verify(x509.VerifyOptions{Roots: p.clientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, CurrentTime: testNow}); err == nil {
 		t.Error("generated client certificate accepted although --client-ca-file replaced the CA")
 	}
 	if _, err := loadOrCreatePKI(pkiConfig{dir: dir, certFile: certFile, now: testNow}); err == nil {
@@ -229,10 +234,187 @@ func TestKubeconfig(t *testing.T) {
 		}
 	}
 	p := testPKI(t, pkiConfig{dir: t.TempDir(), hosts: []string{"127.0.0.1"}})
-	secure := kubeconfig("https://127.0.0.1:6443", p.caPEM, &p.admin)
+	secure := kubeconfig("https://127.0.0.1:6443", p.caPEM, p.admin.creds())
 	for _, want := range []string{"certificate-authority-data: ", "client-certificate-data: ", "client-key-data: "} {
 		if !strings.Contains(secure, want) {
 			t.Errorf("TLS kubeconfig lacks %q:\n%s", want, secure)
 		}
+	}
+}
+
+// servedCert returns the leaf a new TLS connection to ln is served.
+func servedCert(t *testing.T, addr string) []byte {
+	t.Helper()
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test compares the certificate itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].Raw
+}
+
+// tlsListener serves p's TLS configuration on loopback, completing each
+// handshake and closing the connection.
+func tlsListener(t *testing.T, p *pki) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", p.tlsConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.(*tls.Conn).Handshake()
+			_ = c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestPKIRenewsWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	p := testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost"}})
+	addr := tlsListener(t, p)
+	before := servedCert(t, addr)
+	oldClient := p.controllerManager.creds()
+
+	if changed, err := p.renew(testNow.Add(certValidity / 2)); err != nil || len(changed) != 0 {
+		t.Fatalf("renew at half the lifetime changed %v (err %v), want nothing", changed, err)
+	}
+	at := testNow.Add(2*certValidity/3 + time.Hour)
+	changed, err := p.renew(at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"serving certificate", "admin client certificate", "controller-manager client certificate", "node client certificate"}
+	if !slices.Equal(changed, want) {
+		t.Fatalf("renewed %v, want %v", changed, want)
+	}
+	after := servedCert(t, addr)
+	if bytes.Equal(before, after) {
+		t.Fatal("the listener still serves the old certificate")
+	}
+	served, err := x509.ParseCertificate(after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(p.ca)
+	if _, err := served.Verify(x509.VerifyOptions{DNSName: "localhost", Roots: roots, CurrentTime: at.Add(certValidity / 2)}); err != nil {
+		t.Errorf("renewed serving certificate does not verify half a lifetime later: %v", err)
+	}
+	got, err := p.controllerManager.clientCertificate(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(got.Certificate[0], oldClient.pair.Certificate[0]) {
+		t.Error("the controller manager's clients would still present the old certificate")
+	}
+	// What was renewed is on disk: a restart at the same time keeps it.
+	again := testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost"}, now: at})
+	if !bytes.Equal(again.servingCert().Certificate[0], after) || !bytes.Equal(again.node.creds().certPEM, p.node.creds().certPEM) {
+		t.Error("a restart replaced certificates renewed while running")
+	}
+	if changed, err := p.renew(at); err != nil || len(changed) != 0 {
+		t.Errorf("a second renew changed %v (err %v)", changed, err)
+	}
+}
+
+func TestPKIReloadsGivenServingFiles(t *testing.T) {
+	writePEMPair := func(t *testing.T, from *pki, certFile, keyFile string) {
+		t.Helper()
+		c := from.servingCert()
+		keyDER, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Certificate[0]}), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := testPKI(t, pkiConfig{dir: t.TempDir(), hosts: []string{"api.example.com"}})
+	two := testPKI(t, pkiConfig{dir: t.TempDir(), hosts: []string{"api.example.com"}})
+	files := t.TempDir()
+	certFile, keyFile := filepath.Join(files, "tls.crt"), filepath.Join(files, "tls.key")
+	writePEMPair(t, one, certFile, keyFile)
+	p := testPKI(t, pkiConfig{dir: t.TempDir(), certFile: certFile, keyFile: keyFile})
+	addr := tlsListener(t, p)
+	if !bytes.Equal(servedCert(t, addr), one.servingCert().Certificate[0]) {
+		t.Fatal("--tls-cert-file not served")
+	}
+	if changed, err := p.renew(testNow); err != nil || len(changed) != 0 {
+		t.Fatalf("unchanged files: renewed %v (err %v)", changed, err)
+	}
+
+	writePEMPair(t, two, certFile, keyFile)
+	if changed, err := p.renew(testNow); err != nil || len(changed) != 1 {
+		t.Fatalf("replaced files: renewed %v (err %v), want the serving certificate", changed, err)
+	}
+	if !bytes.Equal(servedCert(t, addr), two.servingCert().Certificate[0]) {
+		t.Fatal("the replaced --tls-cert-file is not served")
+	}
+
+	// A half-written replacement (the key of another certificate) is
+	// refused and the current certificate stays.
+	writePEMPair(t, one, certFile, filepath.Join(files, "unused.key"))
+	if _, err := p.renew(testNow); err == nil {
+		t.Fatal("a certificate with the wrong key was accepted")
+	}
+	if !bytes.Equal(servedCert(t, addr), two.servingCert().Certificate[0]) {
+		t.Fatal("a refused replacement changed the served certificate")
+	}
+}
+
+func TestPKIReissuesAPairWhoseKeyDoesNotMatch(t *testing.T) {
+	dir := t.TempDir()
+	first := testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost"}})
+	// A crash between writing a new key and its certificate leaves the
+	// old certificate beside a new key.
+	other := testPKI(t, pkiConfig{dir: t.TempDir(), hosts: []string{"localhost"}})
+	key, err := os.ReadFile(filepath.Join(other.cfg.dir, "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "admin.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := testPKI(t, pkiConfig{dir: dir, hosts: []string{"localhost"}})
+	if bytes.Equal(p.admin.creds().certPEM, first.admin.creds().certPEM) {
+		t.Fatal("a certificate beside a key that is not its own was kept")
+	}
+	if _, err := tls.X509KeyPair(p.admin.creds().certPEM, p.admin.creds().keyPEM); err != nil {
+		t.Fatalf("reissued pair does not match: %v", err)
+	}
+}
+
+func TestKeepRenewed(t *testing.T) {
+	p := testPKI(t, pkiConfig{dir: t.TempDir(), hosts: []string{"localhost"}})
+	clk := clocktesting.NewFakeClock(testNow.Add(2*certValidity/3 + time.Hour))
+	ctx, cancel := context.WithCancel(context.Background())
+	renewed := make(chan []string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.keepRenewed(ctx, clk, slog.New(slog.DiscardHandler), func(what []string) { renewed <- what })
+	}()
+	defer func() { cancel(); <-done }()
+	for !clk.HasWaiters() {
+		runtime.Gosched()
+	}
+	select {
+	case what := <-renewed:
+		t.Fatalf("renewed %v before the first tick", what)
+	default:
+	}
+	clk.Step(renewInterval)
+	if what := <-renewed; len(what) != 4 {
+		t.Errorf("renewed %v, want the serving and three client certificates", what)
 	}
 }

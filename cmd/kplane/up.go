@@ -55,11 +55,11 @@ Everything stops cleanly on SIGINT or SIGTERM.`,
 			defer func() { err = errors.Join(err, stopProfiles()) }()
 			out := func(s string) { fmt.Fprintln(cmd.OutOrStdout(), s) }
 			api.serving = func(ctx context.Context, serverURL string, creds *pki) error {
-				cmCfg, err := upConfig(api, controllerManagerKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.controllerManager })
+				cmCfg, err := upConfig(api, controllerManagerKubeconfig, serverURL, creds, func(p *pki) *identity { return p.controllerManager })
 				if err != nil {
 					return err
 				}
-				ncCfg, err := upConfig(api, nodeKubeconfig, serverURL, creds, func(p *pki) *credentials { return &p.node })
+				ncCfg, err := upConfig(api, nodeKubeconfig, serverURL, creds, func(p *pki) *identity { return p.node })
 				if err != nil {
 					return err
 				}
@@ -185,9 +185,11 @@ func writeHeapProfile(path string) error {
 
 // upConfig is how a component connects to the in-process server: through
 // its kubeconfig in the data dir when one was written, as any other client
-// would, else directly with the credentials pick chooses (none over plain
-// HTTP).
-func upConfig(api *apiServerOptions, kubeconfigName, serverURL string, creds *pki, pick func(*pki) *credentials) (client.Config, error) {
+// would, else directly, presenting the client certificate of the identity
+// pick chooses (none over plain HTTP). Over HTTPS the certificate is the
+// identity's current one on every new connection, so a certificate renewed
+// while kplane runs is used without a restart.
+func upConfig(api *apiServerOptions, kubeconfigName, serverURL string, creds *pki, pick func(*pki) *identity) (client.Config, error) {
 	var cfg client.Config
 	if api.kubeconfigPath() != "" {
 		path := api.kubeconfigPath()
@@ -202,9 +204,12 @@ func upConfig(api *apiServerOptions, kubeconfigName, serverURL string, creds *pk
 	} else {
 		cfg = client.Config{Host: serverURL}
 		if creds != nil {
-			cred := pick(creds)
-			cfg.CAData, cfg.CertData, cfg.KeyData = creds.caPEM, cred.certPEM, cred.keyPEM
+			cfg.CAData = creds.caPEM
 		}
+	}
+	if creds != nil {
+		cfg.CertData, cfg.KeyData = nil, nil
+		cfg.GetClientCertificate = pick(creds).clientCertificate
 	}
 	cfg.UserAgent = "kplane-controller-manager"
 	return cfg, nil

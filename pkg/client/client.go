@@ -44,6 +44,10 @@ type Config struct {
 	// when the server asks for one. Both or neither.
 	CertData []byte
 	KeyData  []byte
+	// GetClientCertificate, when set, returns the client certificate of
+	// each new connection instead of CertData and KeyData, which must then
+	// be empty: for certificates renewed while the client lives.
+	GetClientCertificate func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
 
 	// BearerToken is sent as "Authorization: Bearer <token>" on every request.
 	BearerToken string
@@ -186,10 +190,10 @@ func New(cfg Config) (*Client, error) {
 	}
 
 	hasTLS := len(cfg.CAData) > 0 || cfg.CAFile != "" || cfg.Insecure || cfg.TLSServerName != "" ||
-		len(cfg.CertData) > 0 || len(cfg.KeyData) > 0
+		len(cfg.CertData) > 0 || len(cfg.KeyData) > 0 || cfg.GetClientCertificate != nil
 	if cfg.HTTPClient != nil {
 		if hasTLS {
-			return nil, errors.New("client: Config.HTTPClient excludes the TLS settings (CAData, CAFile, TLSServerName, Insecure, CertData, KeyData)")
+			return nil, errors.New("client: Config.HTTPClient excludes the TLS settings (CAData, CAFile, TLSServerName, Insecure, CertData, KeyData, GetClientCertificate)")
 		}
 		c.http = cfg.HTTPClient
 		return c, nil
@@ -231,12 +235,16 @@ func tlsConfig(cfg Config) (*tls.Config, error) {
 		t.RootCAs = pool
 	}
 	if len(cfg.CertData) > 0 || len(cfg.KeyData) > 0 {
+		if cfg.GetClientCertificate != nil {
+			return nil, errors.New("client: GetClientCertificate excludes CertData and KeyData")
+		}
 		cert, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
 		if err != nil {
 			return nil, fmt.Errorf("client: client certificate: %w", err)
 		}
 		t.Certificates = []tls.Certificate{cert}
 	}
+	t.GetClientCertificate = cfg.GetClientCertificate
 	return t, nil
 }
 

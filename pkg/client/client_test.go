@@ -130,6 +130,11 @@ func TestTLS(t *testing.T) {
 	if err := os.WriteFile(caFile, serverPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	clientPair, err := tls.X509KeyPair(clientPEM, clientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	getClient := func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &clientPair, nil }
 	get := func(cfg Config) error {
 		cfg.Host = ts.URL
 		c, err := New(cfg)
@@ -155,6 +160,9 @@ func TestTLS(t *testing.T) {
 		// certificate must not present it: the server would take the
 		// certificate's identity over any token.
 		{"derived without credentials", Config{CAData: serverPEM, TLSServerName: "kplane.test", CertData: clientPEM, KeyData: clientKey, BearerToken: "t"}.WithoutCredentials(), false, ""},
+		{"client certificate from a function", Config{CAData: serverPEM, TLSServerName: "kplane.test", GetClientCertificate: getClient}, false, "client"},
+		{"derived from a function without credentials", Config{CAData: serverPEM, TLSServerName: "kplane.test", GetClientCertificate: getClient}.WithoutCredentials(), false, ""},
+		{"function and data", Config{CAData: serverPEM, TLSServerName: "kplane.test", CertData: clientPEM, KeyData: clientKey, GetClientCertificate: getClient}, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,7 +39,7 @@ type TokenInvalidator interface {
 // WithoutCredentials returns a copy of cfg that reaches the same server
 // the same way (Host, CA, TLS server name, user agent, rate limits,
 // retries) but carries none of cfg's credentials: no client certificate
-// and key, no BearerToken, no TokenSource. It is the base of a client for
+// and key (nor GetClientCertificate), no BearerToken, no TokenSource. It is the base of a client for
 // another identity, such as a controller's ServiceAccount: set its
 // TokenSource (or BearerToken) and build it with New. Dropping the client
 // certificate matters: an API server (kplane's, like Kubernetes') tries
@@ -49,6 +49,7 @@ type TokenInvalidator interface {
 // transport are the caller's to leave out.
 func (cfg Config) WithoutCredentials() Config {
 	cfg.CertData, cfg.KeyData = nil, nil
+	cfg.GetClientCertificate = nil
 	cfg.BearerToken = ""
 	cfg.TokenSource = nil
 	return cfg
