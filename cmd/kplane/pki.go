@@ -65,6 +65,9 @@ type pki struct {
 	cert  tls.Certificate
 	// clientCAs verify client certificates.
 	clientCAs *x509.CertPool
+	// requestHeaderCAs are the CAs of front proxies' certificates
+	// (--requestheader-client-ca-file), which the listener asks for too.
+	requestHeaderCAs []*x509.Certificate
 	// admin (kplane-admin in system:masters), controllerManager and node
 	// are the client certificates the kubeconfigs present.
 	admin, controllerManager, node credentials
@@ -150,10 +153,25 @@ func loadOrCreatePKI(cfg pkiConfig) (*pki, error) {
 func (p *pki) tlsConfig() *tls.Config {
 	return &tls.Config{
 		Certificates: []tls.Certificate{p.cert},
-		ClientCAs:    p.clientCAs,
+		ClientCAs:    p.listenerClientCAs(),
 		ClientAuth:   tls.VerifyClientCertIfGiven,
 		MinVersion:   tls.VersionTLS12,
 	}
+}
+
+// listenerClientCAs are the CAs the listener names when it asks for a
+// client certificate and verifies one against: the client CAs and the
+// request-header CAs, so that clients and front proxies both send theirs.
+// The authenticators verify again, each against its own CAs only.
+func (p *pki) listenerClientCAs() *x509.CertPool {
+	if len(p.requestHeaderCAs) == 0 {
+		return p.clientCAs
+	}
+	pool := p.clientCAs.Clone()
+	for _, c := range p.requestHeaderCAs {
+		pool.AddCert(c)
+	}
+	return pool
 }
 
 // ensureLeaf keeps the certificate at certPath when it is fresh, signed
