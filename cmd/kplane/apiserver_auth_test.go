@@ -4,16 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,57 +22,38 @@ import (
 	"github.com/kplane/kplane/pkg/apiserver"
 )
 
-// frontProxyCA is a front proxy's CA, kept in a PEM file for
-// --requestheader-client-ca-file.
+// frontProxyCA is a front proxy's CA, made as kplane makes its own, kept
+// in a PEM file for --requestheader-client-ca-file.
 type frontProxyCA struct {
 	cert *x509.Certificate
 	key  *ecdsa.PrivateKey
+	dir  string
 	file string
 }
 
 func newFrontProxyCA(t *testing.T) *frontProxyCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "front-proxy-ca.crt")
+	cert, key, _, err := createCA(file, filepath.Join(dir, "front-proxy-ca.key"), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "front-proxy-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "front-proxy-ca.crt")
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return &frontProxyCA{cert: cert, key: key, file: file}
+	return &frontProxyCA{cert: cert, key: key, dir: dir, file: file}
 }
 
 // clientCert is a client certificate of the CA for cn.
 func (ca *frontProxyCA) clientCert(t *testing.T, cn string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPath, keyPath := filepath.Join(ca.dir, cn+".crt"), filepath.Join(ca.dir, cn+".key")
+	if err := createLeaf(certPath, keyPath, ca.cert, ca.key, cn, nil, nil, x509.ExtKeyUsageClientAuth, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := tls.LoadX509KeyPair(certPath, keyPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return c
 }
 
 // startAPIServer runs `kplane apiserver` with args (in-memory storage, a
