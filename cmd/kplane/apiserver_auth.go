@@ -76,6 +76,25 @@ func (o *authOptions) addFlags(cmd *cobra.Command) {
 		"prefixes of request headers holding the user's extra attributes, keyed by the rest of the name, lowercased and percent-decoded (X-Remote-Extra- is usual)")
 }
 
+// published is what the server publishes for extension API servers, as
+// kube-apiserver does: the client CA bundle and, when a front proxy is
+// configured (cas not empty), its CAs and these flags.
+func (o *requestHeaderOptions) published(clientCAPEM []byte, cas []*x509.Certificate) *apiserver.ExtensionAuthentication {
+	a := &apiserver.ExtensionAuthentication{ClientCA: clientCAPEM}
+	if len(cas) == 0 {
+		return a
+	}
+	for _, c := range cas {
+		a.RequestHeaderCA = append(a.RequestHeaderCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})...)
+	}
+	a.RequestHeaderAllowedNames = o.allowedNames
+	a.RequestHeaderUsernameHeaders = o.usernameHeaders
+	a.RequestHeaderUIDHeaders = o.uidHeaders
+	a.RequestHeaderGroupHeaders = o.groupHeaders
+	a.RequestHeaderExtraHeaderPrefixes = o.extraHeaderPrefixes
+	return a
+}
+
 // authenticator returns the front-proxy authenticator the flags ask for,
 // nil when --requestheader-client-ca-file is not given, and the CAs of that
 // file, which the TLS listener must also ask client certificates of.
@@ -161,6 +180,7 @@ func (o *authOptions) apply(cfg *apiserver.Config, dataDir string, creds *pki, l
 		cfg.TLS = creds.tlsConfig()
 	}
 	if creds != nil {
+		cfg.ExtensionAuthentication = o.requestHeader.published(creds.clientCAPEM, rhCAs)
 		x, err := authentication.NewX509(authentication.X509Config{ClientCA: creds.clientCAs})
 		if err != nil {
 			return err

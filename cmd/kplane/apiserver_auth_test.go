@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kplane/kplane/pkg/apiserver"
 )
@@ -166,6 +167,33 @@ func TestFrontProxyAuthentication(t *testing.T) {
 				t.Errorf("user (-want +got):\n%s", diff)
 			}
 		})
+	}
+	// What extension API servers read to trust the front proxy.
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{admin}, MinVersion: tls.VersionTLS12}}, Timeout: 30 * time.Second}
+	defer c.CloseIdleConnections()
+	resp, err := c.Get(serverURL + "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var cm corev1.ConfigMap
+	if err := json.NewDecoder(resp.Body).Decode(&cm); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("extension-apiserver-authentication: %d %v", resp.StatusCode, err)
+	}
+	proxyCAPEM, err := os.ReadFile(ca.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{
+		"client-ca-file":                     string(caPEM),
+		"requestheader-client-ca-file":       string(proxyCAPEM),
+		"requestheader-allowed-names":        `["front-proxy-client"]`,
+		"requestheader-username-headers":     `["X-Remote-User"]`,
+		"requestheader-uid-headers":          `["X-Remote-Uid"]`,
+		"requestheader-group-headers":        `["X-Remote-Group"]`,
+		"requestheader-extra-headers-prefix": `["X-Remote-Extra-"]`,
+	}, cm.Data); diff != "" {
+		t.Errorf("extension-apiserver-authentication (-want +got):\n%s", diff)
 	}
 }
 

@@ -63,8 +63,10 @@ type pki struct {
 	caPEM []byte
 	ca    *x509.Certificate
 	cert  tls.Certificate
-	// clientCAs verify client certificates.
-	clientCAs *x509.CertPool
+	// clientCAs verify client certificates; clientCAPEM is their bundle,
+	// which the server publishes for extension API servers.
+	clientCAs   *x509.CertPool
+	clientCAPEM []byte
 	// requestHeaderCAs are the CAs of front proxies' certificates
 	// (--requestheader-client-ca-file), which the listener asks for too.
 	requestHeaderCAs []*x509.Certificate
@@ -121,8 +123,10 @@ func loadOrCreatePKI(cfg pkiConfig) (*pki, error) {
 		if !p.clientCAs.AppendCertsFromPEM(data) {
 			return nil, fmt.Errorf("pki: --client-ca-file %s holds no PEM certificate", cfg.clientCAFile)
 		}
+		p.clientCAPEM = data
 	} else {
 		p.clientCAs.AddCert(caCert)
+		p.clientCAPEM = caPEM
 	}
 
 	for _, c := range []struct {
