@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -198,6 +199,15 @@ func TestFrontProxyAuthentication(t *testing.T) {
 }
 
 func TestRequestHeaderFlags(t *testing.T) {
+	// As kube-apiserver's, on both commands and without defaults.
+	for _, c := range []*cobra.Command{newAPIServerCommand(), newUpCommand()} {
+		for _, name := range []string{"requestheader-client-ca-file", "requestheader-allowed-names", "requestheader-username-headers",
+			"requestheader-uid-headers", "requestheader-group-headers", "requestheader-extra-headers-prefix"} {
+			if f := c.Flags().Lookup(name); f == nil || (f.DefValue != "" && f.DefValue != "[]") {
+				t.Errorf("%s --%s: %v, want a flag without default", c.Name(), name, f)
+			}
+		}
+	}
 	ca := newFrontProxyCA(t)
 	creds := testPKI(t, pkiConfig{dir: t.TempDir(), hosts: []string{"localhost"}, now: time.Now()})
 	log := slog.New(slog.DiscardHandler)
