@@ -68,6 +68,11 @@ system:masters), system:kube-controller-manager and the simulated nodes
 reissue a certificate that is in the last third of its lifetime or lacks a
 name. Keys are written 0600. --tls-cert-file with --tls-private-key-file and
 --client-ca-file replace the generated serving certificate and client CA.
+--requestheader-client-ca-file with --requestheader-username-headers (and
+the other --requestheader-* flags) believes the user a front proxy names in
+request headers when its client certificate chains to that CA; the server
+publishes both CAs and these settings in the ConfigMap
+kube-system/extension-apiserver-authentication.
 The kubeconfig (default <data-dir>/kubeconfig) trusts the CA and presents the
 admin certificate; <data-dir>/controller-manager.kubeconfig and
 <data-dir>/node.kubeconfig present the other two. --insecure-http serves

@@ -31,6 +31,20 @@ type authOptions struct {
 	saSigningKeyFile   string
 	apiAudiences       []string
 	saMaxTokenDuration time.Duration
+	requestHeader      requestHeaderOptions
+}
+
+// requestHeaderOptions are kube-apiserver's --requestheader-* flags: whom
+// to believe, and which headers to read, when a front proxy relays the
+// identity it authenticated. Like kube-apiserver's they have no defaults
+// (kubeadm passes X-Remote-User, X-Remote-Group and X-Remote-Extra-).
+type requestHeaderOptions struct {
+	clientCAFile        string
+	allowedNames        []string
+	usernameHeaders     []string
+	uidHeaders          []string
+	groupHeaders        []string
+	extraHeaderPrefixes []string
 }
 
 // defaultServiceAccountIssuer is the issuer of ServiceAccount tokens when
@@ -50,11 +64,94 @@ func (o *authOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.saSigningKeyFile, "service-account-signing-key-file", "", "PEM private key (ECDSA P-256 or RSA) that signs ServiceAccount tokens (default <data-dir>/pki/sa.key, generated on first start)")
 	f.StringSliceVar(&o.apiAudiences, "api-audiences", nil, "audiences a ServiceAccount token must name one of, and the default audiences of TokenRequests (default the issuer)")
 	f.DurationVar(&o.saMaxTokenDuration, "service-account-max-token-expiration", 0, "longest expiration a TokenRequest may ask for; longer ones are shortened (0: no limit)")
+	rh := &o.requestHeader
+	f.StringVar(&rh.clientCAFile, "requestheader-client-ca-file", "",
+		"PEM bundle of the CAs a front proxy's client certificate must chain to before the identity in its --requestheader-username-headers is believed; turns front-proxy authentication on")
+	f.StringSliceVar(&rh.allowedNames, "requestheader-allowed-names", nil,
+		"common names a front proxy's client certificate may have; empty allows any certificate --requestheader-client-ca-file verifies")
+	f.StringSliceVar(&rh.usernameHeaders, "requestheader-username-headers", nil, "request headers holding the user's name, the first set one wins (X-Remote-User is usual); required with --requestheader-client-ca-file")
+	f.StringSliceVar(&rh.uidHeaders, "requestheader-uid-headers", nil, "request headers holding the user's uid, the first set one wins (X-Remote-Uid is usual)")
+	f.StringSliceVar(&rh.groupHeaders, "requestheader-group-headers", nil, "request headers whose every value is one of the user's groups (X-Remote-Group is usual)")
+	f.StringSliceVar(&rh.extraHeaderPrefixes, "requestheader-extra-headers-prefix", nil,
+		"prefixes of request headers holding the user's extra attributes, keyed by the rest of the name, lowercased and percent-decoded (X-Remote-Extra- is usual)")
+}
+
+// published is what the server publishes for extension API servers, as
+// kube-apiserver does: the client CA bundle and, when a front proxy is
+// configured (cas not empty), its CAs and these flags.
+func (o *requestHeaderOptions) published(clientCAPEM []byte, cas []*x509.Certificate) *apiserver.ExtensionAuthentication {
+	a := &apiserver.ExtensionAuthentication{ClientCA: clientCAPEM}
+	if len(cas) == 0 {
+		return a
+	}
+	for _, c := range cas {
+		a.RequestHeaderCA = append(a.RequestHeaderCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})...)
+	}
+	a.RequestHeaderAllowedNames = o.allowedNames
+	a.RequestHeaderUsernameHeaders = o.usernameHeaders
+	a.RequestHeaderUIDHeaders = o.uidHeaders
+	a.RequestHeaderGroupHeaders = o.groupHeaders
+	a.RequestHeaderExtraHeaderPrefixes = o.extraHeaderPrefixes
+	return a
+}
+
+// authenticator returns the front-proxy authenticator the flags ask for,
+// nil when --requestheader-client-ca-file is not given, and the CAs of that
+// file, which the TLS listener must also ask client certificates of.
+// kube-apiserver ignores the header flags without the CA file; so does
+// this, with a warning.
+func (o *requestHeaderOptions) authenticator(creds *pki, logger *slog.Logger) (*authentication.RequestHeader, []*x509.Certificate, error) {
+	if o.clientCAFile == "" {
+		if len(o.usernameHeaders)+len(o.uidHeaders)+len(o.groupHeaders)+len(o.extraHeaderPrefixes)+len(o.allowedNames) > 0 {
+			logger.Warn("the --requestheader-* flags have no effect without --requestheader-client-ca-file")
+		}
+		return nil, nil, nil
+	}
+	if creds == nil {
+		return nil, nil, errors.New("--requestheader-client-ca-file needs HTTPS: a front proxy is known by its client certificate, which --insecure-http cannot receive")
+	}
+	if len(o.usernameHeaders) == 0 {
+		return nil, nil, errors.New("--requestheader-client-ca-file needs --requestheader-username-headers (usually X-Remote-User): no header would name the user")
+	}
+	data, err := os.ReadFile(o.clientCAFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--requestheader-client-ca-file: %w", err)
+	}
+	var cas []*x509.Certificate
+	pool := x509.NewCertPool()
+	for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--requestheader-client-ca-file %s: %w", o.clientCAFile, err)
+		}
+		cas = append(cas, c)
+		pool.AddCert(c)
+	}
+	if len(cas) == 0 {
+		return nil, nil, fmt.Errorf("--requestheader-client-ca-file %s holds no PEM certificate", o.clientCAFile)
+	}
+	a, err := authentication.NewRequestHeader(authentication.RequestHeaderConfig{
+		ClientCA:            pool,
+		AllowedNames:        o.allowedNames,
+		UsernameHeaders:     o.usernameHeaders,
+		UIDHeaders:          o.uidHeaders,
+		GroupHeaders:        o.groupHeaders,
+		ExtraHeaderPrefixes: o.extraHeaderPrefixes,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--requestheader-*: %w", err)
+	}
+	return a, cas, nil
 }
 
 // apply configures authentication and authorization on cfg. creds is the
 // server's PKI (nil when serving plain HTTP: then no client certificate
-// can be verified and only bearer tokens authenticate).
+// can be verified and only bearer tokens authenticate). With a front
+// proxy's CA, apply also replaces cfg.TLS with creds' configuration that
+// asks for certificates of that CA too.
 func (o *authOptions) apply(cfg *apiserver.Config, dataDir string, creds *pki, logger *slog.Logger) error {
 	switch o.authorizationMode {
 	case apiserver.AuthorizationModeRBAC:
@@ -68,7 +165,22 @@ func (o *authOptions) apply(cfg *apiserver.Config, dataDir string, creds *pki, l
 	}
 	cfg.AuthorizationMode = o.authorizationMode
 	var authns []authentication.Authenticator
+	// The front proxy first, as kube-apiserver orders them: when one CA
+	// signs both, a proxy's certificate relays the identity in its
+	// headers instead of being taken for its own.
+	rh, rhCAs, err := o.requestHeader.authenticator(creds, logger)
+	if err != nil {
+		return err
+	}
+	if rh != nil {
+		authns = append(authns, rh)
+		// The listener asks for certificates of either CA; each
+		// authenticator verifies against its own.
+		creds.requestHeaderCAs = rhCAs
+		cfg.TLS = creds.tlsConfig()
+	}
 	if creds != nil {
+		cfg.ExtensionAuthentication = o.requestHeader.published(creds.clientCAPEM, rhCAs)
 		x, err := authentication.NewX509(authentication.X509Config{ClientCA: creds.clientCAs})
 		if err != nil {
 			return err
@@ -102,7 +214,6 @@ func (o *authOptions) apply(cfg *apiserver.Config, dataDir string, creds *pki, l
 	}
 	keyPath := o.saSigningKeyFile
 	var signer *authentication.TokenSigner
-	var err error
 	switch {
 	case keyPath == "" && creds == nil:
 		// A throwaway plain-HTTP server writes no keys: its tokens

@@ -99,8 +99,13 @@ type pki struct {
 	serving      atomic.Pointer[tls.Certificate]
 	servingLeaf  *x509.Certificate
 	servingFiles []byte
-	// clientCAs verify client certificates.
-	clientCAs *x509.CertPool
+	// clientCAs verify client certificates; clientCAPEM is their bundle,
+	// which the server publishes for extension API servers.
+	clientCAs   *x509.CertPool
+	clientCAPEM []byte
+	// requestHeaderCAs are the CAs of front proxies' certificates
+	// (--requestheader-client-ca-file), which the listener asks for too.
+	requestHeaderCAs []*x509.Certificate
 	// admin (kplane-admin in system:masters), controllerManager and node
 	// are the client certificates the kubeconfigs present.
 	admin, controllerManager, node *identity
@@ -150,8 +155,10 @@ func loadOrCreatePKI(cfg pkiConfig) (*pki, error) {
 		if !p.clientCAs.AppendCertsFromPEM(data) {
 			return nil, fmt.Errorf("pki: --client-ca-file %s holds no PEM certificate", cfg.clientCAFile)
 		}
+		p.clientCAPEM = data
 	} else {
 		p.clientCAs.AddCert(caCert)
+		p.clientCAPEM = caPEM
 	}
 	if _, err := p.renew(cfg.now); err != nil {
 		return nil, err
@@ -279,15 +286,30 @@ func (p *pki) keepRenewed(ctx context.Context, clk clock.WithTicker, logger *slo
 	}
 }
 
-// tlsConfig serves the current serving certificate and verifies the
-// client certificates clients present against the client CAs.
+// tlsConfig serves the current serving certificate and asks for client
+// certificates of the client and request-header CAs.
 func (p *pki) tlsConfig() *tls.Config {
 	return &tls.Config{
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return p.servingCert(), nil },
-		ClientCAs:      p.clientCAs,
+		ClientCAs:      p.listenerClientCAs(),
 		ClientAuth:     tls.VerifyClientCertIfGiven,
 		MinVersion:     tls.VersionTLS12,
 	}
+}
+
+// listenerClientCAs are the CAs the listener names when it asks for a
+// client certificate and verifies one against: the client CAs and the
+// request-header CAs, so that clients and front proxies both send theirs.
+// The authenticators verify again, each against its own CAs only.
+func (p *pki) listenerClientCAs() *x509.CertPool {
+	if len(p.requestHeaderCAs) == 0 {
+		return p.clientCAs
+	}
+	pool := p.clientCAs.Clone()
+	for _, c := range p.requestHeaderCAs {
+		pool.AddCert(c)
+	}
+	return pool
 }
 
 // ensureLeaf keeps the certificate at certPath when it is fresh, signed

@@ -125,6 +125,10 @@ type Config struct {
 	// Admission configures the admission chain. The zero value runs
 	// kube-apiserver's default plugins.
 	Admission AdmissionConfig
+	// ExtensionAuthentication, when not nil, is published by New in the
+	// ConfigMap kube-system/extension-apiserver-authentication, replacing
+	// what it held.
+	ExtensionAuthentication *ExtensionAuthentication
 }
 
 // Server is a Kubernetes API server over a storage.Backend.
@@ -309,6 +313,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.ensureSystemPriorityClasses(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := s.publishExtensionAuthentication(context.Background()); err != nil {
 		return nil, err
 	}
 	if err := s.setupRBAC(context.Background()); err != nil {

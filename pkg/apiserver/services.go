@@ -793,32 +793,36 @@ func (s *Server) ensureKubernetesService(ctx context.Context, addr net.Addr) {
 	portName, proto := "https", corev1.ProtocolTCP
 	p32 := int32(port)
 	ready := true
-	s.putSystemObject(ctx, s.lookup(endpointsGVR), &corev1.Endpoints{
+	if err := s.putSystemObject(ctx, s.lookup(endpointsGVR), &corev1.Endpoints{
 		ObjectMeta: metav1.ObjectMeta{Name: kubernetesServiceName, Namespace: ns, Labels: map[string]string{discoveryv1.LabelSkipMirror: "true"}},
 		Subsets: []corev1.EndpointSubset{{
 			Addresses: []corev1.EndpointAddress{{IP: ip}},
 			Ports:     []corev1.EndpointPort{{Name: portName, Port: p32, Protocol: proto}},
 		}},
-	})
-	s.putSystemObject(ctx, s.lookup(sliceGVR), &discoveryv1.EndpointSlice{
+	}); err != nil {
+		s.log.Error("store the kubernetes Endpoints", "error", err)
+	}
+	if err := s.putSystemObject(ctx, s.lookup(sliceGVR), &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: kubernetesServiceName, Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: kubernetesServiceName}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &p32, Protocol: &proto}},
-	})
+	}); err != nil {
+		s.log.Error("store the kubernetes EndpointSlice", "error", err)
+	}
 }
 
 // putSystemObject stores obj as the server writes its own objects: without
 // validation (the loopback address of a development server is not one a
 // client may give), replacing what the stored one says when it differs.
-func (s *Server) putSystemObject(ctx context.Context, res *resource, obj runtime.Object) {
+func (s *Server) putSystemObject(ctx context.Context, res *resource, obj runtime.Object) error {
 	if res == nil {
-		return
+		return nil
 	}
 	m := accessor(obj)
 	key := res.key(m.GetNamespace(), m.GetName())
 	res.strategy.Default(obj)
-	err := res.store.GuaranteedUpdate(ctx, key, res.strategy.New(), true, nil, func(cur runtime.Object) (runtime.Object, error) {
+	return res.store.GuaranteedUpdate(ctx, key, res.strategy.New(), true, nil, func(cur runtime.Object) (runtime.Object, error) {
 		cm := accessor(cur)
 		out := obj.DeepCopyObject()
 		om := accessor(out)
@@ -835,7 +839,4 @@ func (s *Server) putSystemObject(ctx context.Context, res *resource, obj runtime
 		res.setKind(out)
 		return out, nil
 	})
-	if err != nil {
-		s.log.Error("store the kubernetes service's endpoints", "resource", res.info.Resource, "error", err)
-	}
 }

@@ -1,5 +1,7 @@
 // Package authentication identifies the senders of API requests, as
-// kube-apiserver's authenticators do: X.509 client certificates (X509),
+// kube-apiserver's authenticators do: identities relayed by a front proxy
+// in request headers, believed only under its client certificate
+// (RequestHeader), X.509 client certificates (X509),
 // static bearer tokens from a --token-auth-file (TokenFile, through
 // Bearer), ServiceAccount tokens (TokenSigner issues them,
 // ServiceAccountTokens verifies them), and the anonymous user. Union tries
@@ -8,7 +10,9 @@
 // Guarantees:
 //   - Credentials that are present but invalid are an error, never "no
 //     credentials": a certificate of another CA, expired, without the
-//     clientAuth usage or without a common name; an Authorization header
+//     clientAuth usage or without a common name; a front proxy's
+//     certificate that does not verify or whose common name is not
+//     allowed (its headers are never believed); an Authorization header
 //     that holds no bearer token; a token no authenticator knows; a
 //     ServiceAccount token that is forged, expired (60 s of leeway), for
 //     another audience, or whose ServiceAccount, pod, secret or node is

@@ -33,12 +33,30 @@ type X509Config struct {
 //
 // X509 is safe for concurrent use.
 type X509 struct {
+	chainVerifier
+}
+
+// chainVerifier verifies the certificate chains clients send against a
+// pool of roots for client authentication at the current time, as
+// kube-apiserver's x509 verifier does for --client-ca-file and
+// --requestheader-client-ca-file. X509 and RequestHeader each hold one for
+// their own roots. It is safe for concurrent use.
+type chainVerifier struct {
 	roots *x509.CertPool
 	clock clock.PassiveClock
 	// verified holds the chains (by the SHA-256 of the certificates sent)
 	// that verified, with the span in which all their certificates are
 	// valid: the same chain verifies against the same roots within it.
 	verified *verifiedCache[validity]
+}
+
+// newChainVerifier returns a chainVerifier for roots reading time from clk
+// (the real clock when nil).
+func newChainVerifier(roots *x509.CertPool, clk clock.PassiveClock) chainVerifier {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return chainVerifier{roots: roots, clock: clk, verified: newVerifiedCache[validity](verifiedCacheSize)}
 }
 
 // validity is the span in which every certificate of a chain is valid.
@@ -51,10 +69,7 @@ func NewX509(cfg X509Config) (*X509, error) {
 	if cfg.ClientCA == nil {
 		return nil, errors.New("authentication: x509: ClientCA is required")
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = clock.RealClock{}
-	}
-	return &X509{roots: cfg.ClientCA, clock: cfg.Clock, verified: newVerifiedCache[validity](verifiedCacheSize)}, nil
+	return &X509{chainVerifier: newChainVerifier(cfg.ClientCA, cfg.Clock)}, nil
 }
 
 // AuthenticateRequest implements Authenticator. A request without a client
@@ -65,7 +80,7 @@ func (a *X509) AuthenticateRequest(r *http.Request) (*User, bool, error) {
 	}
 	leaf := r.TLS.PeerCertificates[0]
 	if err := a.verify(r.TLS.PeerCertificates); err != nil {
-		return nil, false, fmt.Errorf("verifying certificate %s failed: %w", certificateID(leaf), err)
+		return nil, false, err
 	}
 	if leaf.Subject.CommonName == "" {
 		return nil, false, fmt.Errorf("certificate %s has no common name: it names no user", certificateID(leaf))
@@ -77,8 +92,8 @@ func (a *X509) AuthenticateRequest(r *http.Request) (*User, bool, error) {
 }
 
 // verify verifies the chain sent, the leaf first, for client
-// authentication at the current time.
-func (a *X509) verify(sent []*x509.Certificate) error {
+// authentication at the current time. The error names the leaf.
+func (a *chainVerifier) verify(sent []*x509.Certificate) error {
 	now := a.clock.Now()
 	h := sha256.New()
 	for _, c := range sent {
@@ -96,7 +111,7 @@ func (a *X509) verify(sent []*x509.Certificate) error {
 	opts := x509.VerifyOptions{
 		Roots:         a.roots,
 		Intermediates: x509.NewCertPool(),
-		CurrentTime:   a.clock.Now(),
+		CurrentTime:   now,
 		KeyUsages:     []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	for _, c := range sent[1:] {
@@ -104,7 +119,7 @@ func (a *X509) verify(sent []*x509.Certificate) error {
 	}
 	chains, err := leaf.Verify(opts)
 	if err != nil {
-		return err
+		return fmt.Errorf("verifying certificate %s failed: %w", certificateID(leaf), err)
 	}
 	// Any chain found will do later; remember the first one's span.
 	v := validity{notBefore: leaf.NotBefore, notAfter: leaf.NotAfter}
