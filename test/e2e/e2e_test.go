@@ -281,8 +281,10 @@ func TestAPIServerEmbeddedEtcdKeepsData(t *testing.T) {
 	}
 	if kubectl, err := exec.LookPath("kubectl"); err == nil {
 		// kubectl pages and watches from etcd (through the watch cache).
+		// kube-system holds the authentication ConfigMap the server
+		// publishes for extension API servers, as kube-apiserver's does.
 		out, err := exec.Command(kubectl, "--kubeconfig", s.kubeconfig, "get", "configmaps,namespaces", "-A", "--chunk-size=1", "-o", "name").CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "configmap/kept\nnamespace/default\nnamespace/kube-node-lease\nnamespace/kube-public\nnamespace/kube-system") {
+		if err != nil || !strings.Contains(string(out), "configmap/kept\nconfigmap/extension-apiserver-authentication\nnamespace/default\nnamespace/kube-node-lease\nnamespace/kube-public\nnamespace/kube-system") {
 			t.Fatalf("kubectl get over etcd: %v\n%s", err, out)
 		}
 		out, err = exec.Command(kubectl, "--kubeconfig", s.kubeconfig, "get", "cm", "kept", "-w", "--request-timeout=1s", "-o", "jsonpath={.data.k}").CombinedOutput()
