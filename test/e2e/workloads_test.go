@@ -617,9 +617,13 @@ func TestWorkloadsJobFailover(t *testing.T) {
 	}
 	ns := workloadNamespace(t, kc, "wl-failover")
 	w := watchPods(t, kc, ns)
+	// Each pod runs 4 s, so that the second wave of pods is running long
+	// enough for the poll below, whose kubectl calls take a second or more
+	// on a loaded 2-core machine, to see it (at 1.5 s both Jobs could
+	// finish between two polls).
 	for _, mode := range []string{"NonIndexed", "Indexed"} {
 		kubectlIn(t, kc, jobManifest(strings.ToLower(mode), "{completions: 6, parallelism: 3, completionMode: "+mode+"}",
-			"{nodesim.kplane.io/complete-after: 1500ms}"), "apply", "-n", ns, "-f", "-")
+			"{nodesim.kplane.io/complete-after: 4s}"), "apply", "-n", ns, "-f", "-")
 	}
 	// Kill the leader once both Jobs are midway: some pods done, some
 	// running.
